@@ -1,0 +1,143 @@
+//===- AmpBase.td - amp dialect, types and op base classes -*- tablegen -*-===//
+//
+// The `amp` dialect holds neural-network graphs at ONNX-operator granularity.
+// Every op models the newest ONNX version of its operator that amp supports;
+// the importer upgrades older opsets (attributes that became inputs, ...).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_DIALECT_AMP_IR_AMPBASE_TD
+#define AMP_DIALECT_AMP_IR_AMPBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Amp_Dialect : Dialect {
+  let name = "amp";
+  let cppNamespace = "::mlir::amp";
+  let summary = "Neural-network graphs at ONNX-operator granularity";
+  let description = [{
+    The `amp` dialect is the graph representation of the amp mixed-precision
+    compiler. Each op corresponds to one ONNX operator (newest supported
+    version); optional ONNX inputs that are absent are `none` values produced
+    by `amp.none`. Tensors are ranked, with static or dynamic dimensions.
+  }];
+  let hasConstantMaterializer = 1;
+  // Attributes live in the attribute dictionary: the ONNX importer builds ops
+  // generically from ONNX attribute names.
+  let usePropertiesForAttributes = 0;
+  let useDefaultAttributePrinterParser = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Amp_FloatElement : AnyTypeOf<[F64, F32, F16, BF16]>;
+def Amp_IntElement : AnyTypeOf<[I8, I16, I32, I64, UI8, UI16, UI32, UI64]>;
+def Amp_Element : AnyTypeOf<[F64, F32, F16, BF16, I1, I8, I16, I32, I64,
+                             UI8, UI16, UI32, UI64]>;
+
+def Amp_Tensor : RankedTensorOf<[Amp_Element]>;
+def Amp_FloatTensor : RankedTensorOf<[Amp_FloatElement]>;
+def Amp_BoolTensor : RankedTensorOf<[I1]>;
+def Amp_IndexTensor : RankedTensorOf<[I32, I64]>;
+def Amp_I64Tensor : RankedTensorOf<[I64]>;
+def Amp_OptTensor : AnyTypeOf<[Amp_Tensor, NoneType]>;
+def Amp_OptIndexTensor : AnyTypeOf<[Amp_IndexTensor, NoneType]>;
+
+//===----------------------------------------------------------------------===//
+// Op base classes
+//===----------------------------------------------------------------------===//
+
+/// Base of every amp op. `onnxName` is the ONNX operator type the op models
+/// ("" for amp-only ops such as `amp.none`). `shapeFn` names the C++ function
+/// in `mlir::amp::shape` that infers result types (see AmpShapeInference.h).
+class Amp_Op<string onnxName, string mnemonic, string shapeFn,
+             list<Trait> traits = []>
+    : Op<Amp_Dialect, mnemonic, !listconcat(traits, [
+          DeclareOpInterfaceMethods<InferTypeOpInterface>])> {
+  code onnxDecl = "static constexpr ::llvm::StringLiteral getOnnxName() { "
+                  "return \"" # onnxName # "\"; }\n"
+                  "static bool isCompatibleReturnTypes(::mlir::TypeRange lhs, "
+                  "::mlir::TypeRange rhs);";
+  let extraClassDeclaration = onnxDecl;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, ::std::optional<::mlir::Location> loc,
+        ::mlir::ValueRange operands, ::mlir::DictionaryAttr attributes,
+        ::mlir::OpaqueProperties, ::mlir::RegionRange regions,
+        ::llvm::SmallVectorImpl<::mlir::Type> &inferred) {
+      ::mlir::amp::shape::InferenceContext ctx(context, loc, operands,
+                                              attributes, regions);
+      return ::mlir::amp::shape::}] # shapeFn # [{(ctx, inferred);
+    }
+    bool $cppClass::isCompatibleReturnTypes(::mlir::TypeRange lhs,
+                                            ::mlir::TypeRange rhs) {
+      return ::mlir::amp::shape::areCompatibleTypes(lhs, rhs);
+    }
+  }];
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+/// A side-effect-free op modelling an ONNX operator.
+class Amp_PureOp<string onnxName, string mnemonic, string shapeFn,
+                 list<Trait> traits = []>
+    : Amp_Op<onnxName, mnemonic, shapeFn, !listconcat(traits, [Pure])>;
+
+/// Elementwise op with one tensor input and a result of the same type.
+class Amp_UnaryOp<string onnxName, string mnemonic, dag attrs = (ins),
+                  Type operandType = Amp_Tensor>
+    : Amp_PureOp<onnxName, mnemonic, "inferSameAsFirst"> {
+  let summary = "ONNX " # onnxName # " (elementwise)";
+  let arguments = !con((ins operandType:$X), attrs);
+  let results = (outs operandType:$Y);
+}
+
+/// Elementwise op with numpy-style broadcasting of two inputs; the result has
+/// the element type of the first input.
+class Amp_BinaryOp<string onnxName, string mnemonic, dag attrs = (ins)>
+    : Amp_PureOp<onnxName, mnemonic, "inferBroadcast"> {
+  let summary = "ONNX " # onnxName # " (broadcasting elementwise)";
+  let arguments = !con((ins Amp_Tensor:$A, Amp_Tensor:$B), attrs);
+  let results = (outs Amp_Tensor:$C);
+}
+
+/// Broadcasting comparison or logical op producing an i1 tensor.
+class Amp_CompareOp<string onnxName, string mnemonic>
+    : Amp_PureOp<onnxName, mnemonic, "inferBroadcastBool"> {
+  let summary = "ONNX " # onnxName # " (broadcasting, boolean result)";
+  let arguments = (ins Amp_Tensor:$A, Amp_Tensor:$B);
+  let results = (outs Amp_BoolTensor:$C);
+}
+
+/// Broadcasting op over a variadic list of inputs of one element type.
+class Amp_VariadicOp<string onnxName, string mnemonic>
+    : Amp_PureOp<onnxName, mnemonic, "inferBroadcast"> {
+  let summary = "ONNX " # onnxName # " (variadic, broadcasting)";
+  let arguments = (ins Variadic<Amp_Tensor>:$data_0);
+  let results = (outs Amp_Tensor:$result);
+}
+
+/// Reduction over `axes` (an optional 1-D i64 input).
+class Amp_ReduceOp<string onnxName, string mnemonic>
+    : Amp_PureOp<onnxName, mnemonic, "inferReduce"> {
+  let summary = "ONNX " # onnxName # " (reduction over axes)";
+  let arguments = (ins Amp_Tensor:$data, Amp_OptIndexTensor:$axes,
+                       DefaultValuedAttr<I64Attr, "1">:$keepdims,
+                       DefaultValuedAttr<I64Attr, "0">:$noop_with_empty_axes);
+  let results = (outs Amp_Tensor:$reduced);
+}
+
+/// Softmax-like op normalising along one axis.
+class Amp_AxisOp<string onnxName, string mnemonic>
+    : Amp_PureOp<onnxName, mnemonic, "inferSameAsFirst"> {
+  let summary = "ONNX " # onnxName # " (along one axis)";
+  let arguments = (ins Amp_FloatTensor:$input,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Amp_FloatTensor:$output);
+}
+
+#endif // AMP_DIALECT_AMP_IR_AMPBASE_TD

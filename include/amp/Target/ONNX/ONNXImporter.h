@@ -1,0 +1,40 @@
+//===- ONNXImporter.h - ONNX model to amp dialect ---------------*- C++ -*-===//
+//
+// Reads an ONNX ModelProto and builds a module holding `func.func @main` in
+// the amp dialect. Errors are reported as MLIR diagnostics naming the file,
+// node, op type, domain and opset; the importer never aborts on bad input.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_TARGET_ONNX_ONNXIMPORTER_H
+#define AMP_TARGET_ONNX_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::amp {
+
+/// The default-domain opsets the importer understands.
+constexpr int64_t kMinSupportedOpset = 11;
+constexpr int64_t kMaxSupportedOpset = 25;
+
+struct ONNXImportOptions {
+  /// Evaluate ops with constant inputs while importing (shape arithmetic).
+  bool foldConstants = true;
+  /// Tensors with at most this many elements become `dense` attributes;
+  /// larger ones become `dense_resource` blobs.
+  int64_t denseElementsLimit = 16;
+};
+
+/// Imports the ONNX model stored at `path`. External data files are resolved
+/// relative to the model's folder. Returns null after emitting diagnostics.
+OwningOpRef<ModuleOp> importONNXFile(llvm::StringRef path, MLIRContext *context,
+                                     const ONNXImportOptions &options = {});
+
+/// Returns true if `path` names an ONNX model by its extension.
+bool isONNXFile(llvm::StringRef path);
+
+} // namespace mlir::amp
+
+#endif // AMP_TARGET_ONNX_ONNXIMPORTER_H

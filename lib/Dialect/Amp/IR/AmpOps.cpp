@@ -1,0 +1,476 @@
+//===- AmpOps.cpp - amp op folders and verifiers --------------------------===//
+//
+// Folders evaluate the shape arithmetic that exporters emit (Shape, Gather,
+// Unsqueeze, Concat, Reshape, Range, ...) when its inputs are constant, so
+// that static models lose it during import and canonicalization. Folding is
+// limited to small integer tensors; weights are only re-viewed (reshaped),
+// never copied.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "amp/Dialect/Amp/IR/AmpShapeInference.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+using llvm::SmallVector;
+
+#define GET_OP_CLASSES
+#include "amp/Dialect/Amp/IR/AmpOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Folding helpers
+//===----------------------------------------------------------------------===//
+
+/// Folds never materialise integer tensors larger than this.
+static constexpr int64_t kMaxFoldedElements = 1 << 14;
+
+static RankedTensorType getStaticType(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.hasStaticShape() ? type : nullptr;
+}
+
+/// Builds an integer tensor attribute of `type` from `values`.
+static DenseElementsAttr buildInts(RankedTensorType type,
+                                   ArrayRef<int64_t> values) {
+  auto intType = dyn_cast<IntegerType>(type.getElementType());
+  if (!intType || static_cast<int64_t>(values.size()) != type.getNumElements())
+    return nullptr;
+  SmallVector<APInt> bits;
+  bits.reserve(values.size());
+  for (int64_t v : values)
+    bits.push_back(APInt(intType.getWidth(), static_cast<uint64_t>(v),
+                         /*isSigned=*/!intType.isUnsigned()));
+  return DenseElementsAttr::get(type, bits);
+}
+
+/// Re-views a constant with a new static shape of the same element count.
+static Attribute reshapeConstant(Attribute value, RankedTensorType type) {
+  if (!value || !type || !type.hasStaticShape())
+    return nullptr;
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
+    return dense.getType().getNumElements() == type.getNumElements()
+               ? dense.reshape(type)
+               : nullptr;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
+    return resource.getType().getNumElements() == type.getNumElements() &&
+                   resource.getElementType() == type.getElementType()
+               ? DenseResourceElementsAttr::get(type, resource.getRawHandle())
+               : nullptr;
+  return nullptr;
+}
+
+/// Small integer constants, as int64 values, with their static type.
+struct IntConstant {
+  RankedTensorType type;
+  SmallVector<int64_t> values;
+};
+
+static std::optional<IntConstant> getSmallInts(Attribute attr) {
+  auto elements = dyn_cast_or_null<ElementsAttr>(attr);
+  if (!elements)
+    return std::nullopt;
+  auto type = dyn_cast<RankedTensorType>(elements.getType());
+  if (!type || !type.hasStaticShape() ||
+      type.getNumElements() > kMaxFoldedElements)
+    return std::nullopt;
+  auto values = getIntValues(attr);
+  if (!values)
+    return std::nullopt;
+  return IntConstant{type, std::move(*values)};
+}
+
+/// Strides of a row-major shape.
+static SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+/// Index into `operand` of the element at linear position `index` of a
+/// broadcast result of shape `resultShape`.
+static int64_t broadcastIndex(int64_t index, ArrayRef<int64_t> resultShape,
+                              ArrayRef<int64_t> operandShape) {
+  SmallVector<int64_t> resultStrides = rowMajorStrides(resultShape);
+  SmallVector<int64_t> operandStrides = rowMajorStrides(operandShape);
+  int64_t offset = resultShape.size() - operandShape.size();
+  int64_t source = 0;
+  for (size_t d = 0; d < resultShape.size(); ++d) {
+    int64_t coordinate = (index / resultStrides[d]) % resultShape[d];
+    if (static_cast<int64_t>(d) < offset)
+      continue;
+    int64_t od = d - offset;
+    if (operandShape[od] != 1)
+      source += coordinate * operandStrides[od];
+  }
+  return source;
+}
+
+/// Evaluates an elementwise function of integer constants with broadcasting.
+static Attribute
+foldIntElementwise(RankedTensorType resultType, ArrayRef<Attribute> operands,
+                   llvm::function_ref<std::optional<int64_t>(ArrayRef<int64_t>)>
+                       fn) {
+  if (!resultType || !resultType.hasStaticShape() ||
+      resultType.getNumElements() > kMaxFoldedElements)
+    return nullptr;
+  SmallVector<IntConstant> inputs;
+  for (Attribute attr : operands) {
+    std::optional<IntConstant> c = getSmallInts(attr);
+    if (!c)
+      return nullptr;
+    inputs.push_back(std::move(*c));
+  }
+  SmallVector<int64_t> values;
+  SmallVector<int64_t> args(inputs.size());
+  for (int64_t i = 0, e = resultType.getNumElements(); i < e; ++i) {
+    for (auto [k, input] : llvm::enumerate(inputs))
+      args[k] = input.values[broadcastIndex(i, resultType.getShape(),
+                                            input.type.getShape())];
+    std::optional<int64_t> v = fn(args);
+    if (!v)
+      return nullptr;
+    values.push_back(*v);
+  }
+  return buildInts(resultType, values);
+}
+
+//===----------------------------------------------------------------------===//
+// Folders
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+OpFoldResult IdentityOp::fold(FoldAdaptor) { return getX(); }
+
+OpFoldResult ShapeOp::fold(FoldAdaptor) {
+  auto inputType = cast<RankedTensorType>(getData().getType());
+  auto resultType = getStaticType(getShape());
+  if (!resultType)
+    return nullptr;
+  int64_t rank = inputType.getRank();
+  auto clampIndex = [&](int64_t i) {
+    return std::clamp<int64_t>(i < 0 ? i + rank : i, 0, rank);
+  };
+  int64_t start = clampIndex(getStart().value_or(0));
+  int64_t end = clampIndex(getEnd().value_or(rank));
+  SmallVector<int64_t> dims;
+  for (int64_t i = start; i < end; ++i) {
+    if (inputType.isDynamicDim(i))
+      return nullptr;
+    dims.push_back(inputType.getDimSize(i));
+  }
+  return buildInts(resultType, dims);
+}
+
+OpFoldResult SizeOp::fold(FoldAdaptor) {
+  auto inputType = cast<RankedTensorType>(getData().getType());
+  if (!inputType.hasStaticShape())
+    return nullptr;
+  return buildInts(cast<RankedTensorType>(getSize().getType()),
+                   {inputType.getNumElements()});
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getOutput().getType())
+    return getInput();
+  auto resultType = getStaticType(getOutput());
+  std::optional<IntConstant> input = getSmallInts(adaptor.getInput());
+  if (!resultType || !input)
+    return nullptr;
+  Type target = resultType.getElementType();
+  if (isa<IntegerType>(target)) {
+    if (target.isInteger(1))
+      for (int64_t &v : input->values)
+        v = v != 0;
+    return buildInts(resultType, input->values);
+  }
+  if (auto floatType = dyn_cast<FloatType>(target)) {
+    SmallVector<APFloat> values;
+    for (int64_t v : input->values) {
+      APFloat f(floatType.getFloatSemantics());
+      bool isSigned = !input->type.getElementType().isUnsignedInteger();
+      (void)f.convertFromAPInt(APInt(64, static_cast<uint64_t>(v), isSigned),
+                               isSigned, APFloat::rmNearestTiesToEven);
+      values.push_back(f);
+    }
+    return DenseElementsAttr::get(resultType, values);
+  }
+  return nullptr;
+}
+
+/// Shared by the ops that only change the shape of their input.
+static OpFoldResult foldShapeChange(Value input, Value result,
+                                    Attribute inputValue) {
+  if (input.getType() == result.getType())
+    return input;
+  return reshapeConstant(inputValue, getStaticType(result));
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  return foldShapeChange(getData(), getReshaped(), adaptor.getData());
+}
+
+OpFoldResult FlattenOp::fold(FoldAdaptor adaptor) {
+  return foldShapeChange(getInput(), getOutput(), adaptor.getInput());
+}
+
+OpFoldResult SqueezeOp::fold(FoldAdaptor adaptor) {
+  return foldShapeChange(getData(), getSqueezed(), adaptor.getData());
+}
+
+OpFoldResult UnsqueezeOp::fold(FoldAdaptor adaptor) {
+  return foldShapeChange(getData(), getExpanded(), adaptor.getData());
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
+  std::optional<ArrayRef<int64_t>> perm = getPerm();
+  int64_t rank = cast<RankedTensorType>(getData().getType()).getRank();
+  bool identity = perm ? llvm::equal(*perm, llvm::seq<int64_t>(0, rank))
+                       : rank <= 1;
+  if (identity)
+    return getData();
+  // Permuting dimensions of size 1 only does not move data.
+  auto type = cast<RankedTensorType>(getData().getType());
+  if (perm && type.hasStaticShape()) {
+    SmallVector<int64_t> moved;
+    for (int64_t p : *perm)
+      if (type.getDimSize(p) != 1)
+        moved.push_back(p);
+    if (llvm::is_sorted(moved))
+      return reshapeConstant(adaptor.getData(),
+                             getStaticType(getTransposed()));
+  }
+  return nullptr;
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
+  if (getInputs().size() == 1 &&
+      getInputs().front().getType() == getConcatResult().getType())
+    return getInputs().front();
+  auto resultType = getStaticType(getConcatResult());
+  if (!resultType || resultType.getRank() != 1)
+    return nullptr;
+  SmallVector<int64_t> values;
+  for (Attribute attr : adaptor.getInputs()) {
+    std::optional<IntConstant> c = getSmallInts(attr);
+    if (!c)
+      return nullptr;
+    values.append(c->values);
+  }
+  return buildInts(resultType, values);
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  auto resultType = getStaticType(getOutput());
+  if (resultType && resultType == getData().getType() &&
+      resultType.getNumElements() == 0)
+    return nullptr;
+  std::optional<IntConstant> data = getSmallInts(adaptor.getData());
+  auto starts = getIntValues(adaptor.getStarts());
+  if (!resultType || !data || !starts || data->type.getRank() != 1)
+    return nullptr;
+  // Slicing a 1-d constant: the result type already holds the length.
+  int64_t step = 1;
+  if (!isa<NoneType>(getSteps().getType())) {
+    auto steps = getIntValues(adaptor.getSteps());
+    if (!steps || steps->size() != 1)
+      return nullptr;
+    step = (*steps)[0];
+  }
+  if (starts->size() != 1 || step == 0)
+    return nullptr;
+  int64_t dim = data->type.getDimSize(0);
+  int64_t start = (*starts)[0];
+  if (start < 0)
+    start = std::max<int64_t>(start, -dim) + dim;
+  start = step > 0 ? std::clamp<int64_t>(start, 0, dim)
+                   : std::clamp<int64_t>(start, 0, dim - 1);
+  SmallVector<int64_t> values;
+  for (int64_t i = 0; i < resultType.getNumElements(); ++i) {
+    int64_t index = start + i * step;
+    if (index < 0 || index >= dim)
+      return nullptr;
+    values.push_back(data->values[index]);
+  }
+  return buildInts(resultType, values);
+}
+
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  auto resultType = getStaticType(getOutput());
+  std::optional<IntConstant> data = getSmallInts(adaptor.getData());
+  std::optional<IntConstant> indices = getSmallInts(adaptor.getIndices());
+  if (!resultType || !data || !indices || data->type.getRank() != 1)
+    return nullptr;
+  int64_t dim = data->type.getDimSize(0);
+  SmallVector<int64_t> values;
+  for (int64_t index : indices->values) {
+    if (index < -dim || index >= dim)
+      return nullptr;
+    values.push_back(data->values[index < 0 ? index + dim : index]);
+  }
+  return buildInts(resultType, values);
+}
+
+/// Integer arithmetic on shape values. Division follows ONNX (truncation)
+/// and is left unfolded for a zero divisor.
+static Attribute foldArith(Value result, Attribute lhs, Attribute rhs,
+                           llvm::function_ref<std::optional<int64_t>(
+                               int64_t, int64_t)> fn) {
+  return foldIntElementwise(
+      dyn_cast<RankedTensorType>(result.getType()), {lhs, rhs},
+      [&](ArrayRef<int64_t> args) { return fn(args[0], args[1]); });
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  return foldArith(getC(), adaptor.getA(), adaptor.getB(),
+                   [](int64_t a, int64_t b) -> std::optional<int64_t> {
+                     return a + b;
+                   });
+}
+
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  return foldArith(getC(), adaptor.getA(), adaptor.getB(),
+                   [](int64_t a, int64_t b) -> std::optional<int64_t> {
+                     return a - b;
+                   });
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  return foldArith(getC(), adaptor.getA(), adaptor.getB(),
+                   [](int64_t a, int64_t b) -> std::optional<int64_t> {
+                     return a * b;
+                   });
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  return foldArith(getC(), adaptor.getA(), adaptor.getB(),
+                   [](int64_t a, int64_t b) -> std::optional<int64_t> {
+                     if (b == 0)
+                       return std::nullopt;
+                     return a / b;
+                   });
+}
+
+OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
+  return foldIntElementwise(
+      cast<RankedTensorType>(getC().getType()), {adaptor.getA(), adaptor.getB()},
+      [](ArrayRef<int64_t> args) -> std::optional<int64_t> {
+        return args[0] == args[1];
+      });
+}
+
+OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
+  return foldIntElementwise(
+      cast<RankedTensorType>(getOutput().getType()),
+      {adaptor.getCondition(), adaptor.getX(), adaptor.getY()},
+      [](ArrayRef<int64_t> args) -> std::optional<int64_t> {
+        return args[0] ? args[1] : args[2];
+      });
+}
+
+OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getOutput().getType())
+    return getInput();
+  auto resultType = getStaticType(getOutput());
+  auto input = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
+  if (resultType && input && input.isSplat())
+    return input.resizeSplat(resultType);
+  return nullptr;
+}
+
+OpFoldResult ConstantOfShapeOp::fold(FoldAdaptor) {
+  auto resultType = getStaticType(getOutput());
+  if (!resultType)
+    return nullptr;
+  std::optional<ElementsAttr> value = getValue();
+  if (!value)
+    return DenseElementsAttr::get(resultType,
+                                  FloatAttr::get(resultType.getElementType(),
+                                                 0.0));
+  auto dense = dyn_cast<DenseElementsAttr>(*value);
+  if (!dense || dense.getNumElements() != 1)
+    return nullptr;
+  return DenseElementsAttr::get(resultType,
+                                *dense.value_begin<Attribute>());
+}
+
+OpFoldResult RangeOp::fold(FoldAdaptor adaptor) {
+  auto resultType = getStaticType(getOutput());
+  auto start = getIntValues(adaptor.getStart());
+  auto delta = getIntValues(adaptor.getDelta());
+  if (!resultType || !start || !delta ||
+      resultType.getNumElements() > kMaxFoldedElements)
+    return nullptr;
+  SmallVector<int64_t> values;
+  for (int64_t i = 0; i < resultType.getNumElements(); ++i)
+    values.push_back((*start)[0] + i * (*delta)[0]);
+  return buildInts(resultType, values);
+}
+
+//===----------------------------------------------------------------------===//
+// Verifiers
+//===----------------------------------------------------------------------===//
+
+/// The yield of a body region must produce `expected` types (compatible up
+/// to dynamic dimensions).
+static LogicalResult verifyYield(Operation *op, Region &region,
+                                 TypeRange expected, StringRef what) {
+  Operation *terminator = region.front().getTerminator();
+  if (!shape::areCompatibleTypes(terminator->getOperandTypes(), expected))
+    return op->emitOpError() << what << " yields "
+                             << terminator->getOperandTypes()
+                             << " but the op expects " << expected;
+  return success();
+}
+
+LogicalResult IfOp::verify() {
+  if (getCond().getType().getNumElements() != 1)
+    return emitOpError("condition must hold exactly one element");
+  if (failed(verifyYield(*this, getThenBranch(), getResultTypes(),
+                         "then branch")) ||
+      failed(verifyYield(*this, getElseBranch(), getResultTypes(),
+                         "else branch")))
+    return failure();
+  return success();
+}
+
+LogicalResult LoopOp::verify() {
+  Block &body = getBody().front();
+  size_t numCarried = getVInitial().size();
+  if (body.getNumArguments() != numCarried + 2)
+    return emitOpError("body must take (iteration, condition, ") << numCarried
+           << " loop-carried values), got " << body.getNumArguments()
+           << " arguments";
+  Operation *terminator = body.getTerminator();
+  if (terminator->getNumOperands() < numCarried + 1)
+    return emitOpError("body must yield the condition and ")
+           << numCarried << " loop-carried values";
+  if (getNumResults() != terminator->getNumOperands() - 1)
+    return emitOpError("has ")
+           << getNumResults() << " results but the body yields "
+           << terminator->getNumOperands() - 1 << " values after the condition";
+  return success();
+}
+
+LogicalResult ScanOp::verify() {
+  Block &body = getBody().front();
+  int64_t numScanInputs = getNumScanInputs();
+  int64_t numInputs = getInitialStateAndScanInputs().size();
+  if (numScanInputs < 1 || numScanInputs > numInputs)
+    return emitOpError("num_scan_inputs must be in [1, ") << numInputs << "]";
+  if (static_cast<int64_t>(body.getNumArguments()) != numInputs)
+    return emitOpError("body must take one argument per input");
+  if (body.getTerminator()->getNumOperands() != getNumResults())
+    return emitOpError("body yields ")
+           << body.getTerminator()->getNumOperands() << " values for "
+           << getNumResults() << " results";
+  return success();
+}

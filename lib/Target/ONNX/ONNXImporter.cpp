@@ -1,0 +1,814 @@
+//===- ONNXImporter.cpp - ONNX model to amp dialect -----------------------===//
+//
+// Builds `func.func @main` from an ONNX graph:
+//   * nodes are visited in a stable topological order (exporters do not
+//     always sort them); cycles, undefined and duplicate names are errors;
+//   * each node becomes the amp op whose `getOnnxName()` is its op type,
+//     built generically from ONNX inputs/attributes after the opset upgrades
+//     in ONNXOpsetUpgrades.cpp; result types come from the op's inference;
+//   * ops with constant inputs are folded on the spot, so exporter shape
+//     arithmetic disappears for static models;
+//   * If/Loop/Scan bodies become regions that may use outer values.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Target/ONNX/ONNXImporter.h"
+
+#include "ONNXImporterInternal.h"
+#include "ONNXTensors.h"
+#include "amp/Dialect/Amp/IR/AmpOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Path.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include <climits>
+#include <fcntl.h>
+#include <queue>
+#include <unistd.h>
+
+using namespace mlir;
+using namespace mlir::amp;
+using namespace mlir::amp::onnx_import;
+using llvm::SmallVector;
+using llvm::StringRef;
+
+bool mlir::amp::isONNXFile(StringRef path) {
+  return path.ends_with(".onnx") || path.ends_with(".pb");
+}
+
+//===----------------------------------------------------------------------===//
+// Op registry: ONNX op type -> amp op name, from the ops' getOnnxName().
+//===----------------------------------------------------------------------===//
+
+namespace {
+template <typename... Ops>
+void addOnnxNames(llvm::StringMap<StringRef> &map) {
+  (
+      [&] {
+        if (!Ops::getOnnxName().empty())
+          map.try_emplace(Ops::getOnnxName(), Ops::getOperationName());
+      }(),
+      ...);
+}
+} // namespace
+
+static const llvm::StringMap<StringRef> &getOnnxOpTable() {
+  static const llvm::StringMap<StringRef> table = [] {
+    llvm::StringMap<StringRef> map;
+    addOnnxNames<
+#define GET_OP_LIST
+#include "amp/Dialect/Amp/IR/AmpOps.cpp.inc"
+        >(map);
+    return map;
+  }();
+  return table;
+}
+
+std::optional<StringRef> onnx_import::lookupAmpOpName(StringRef onnxOpType) {
+  auto it = getOnnxOpTable().find(onnxOpType);
+  if (it == getOnnxOpTable().end())
+    return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::string> onnx_import::getSupportedOnnxOps() {
+  std::vector<std::string> names;
+  for (const auto &entry : getOnnxOpTable())
+    names.push_back(entry.getKey().str());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+/// Number of operands of an op with a fixed operand list (from its traits),
+/// or std::nullopt when the op is variadic.
+static std::optional<unsigned> getFixedOperandCount(RegisteredOperationName n) {
+  if (n.hasTrait<OpTrait::ZeroOperands>())
+    return 0;
+  if (n.hasTrait<OpTrait::OneOperand>())
+    return 1;
+  std::optional<unsigned> count;
+  auto check = [&](auto index) {
+    constexpr unsigned N = decltype(index)::value;
+    if (n.hasTrait<OpTrait::NOperands<N>::template Impl>())
+      count = N;
+  };
+  check(std::integral_constant<unsigned, 2>{});
+  check(std::integral_constant<unsigned, 3>{});
+  check(std::integral_constant<unsigned, 4>{});
+  check(std::integral_constant<unsigned, 5>{});
+  check(std::integral_constant<unsigned, 6>{});
+  return count;
+}
+
+//===----------------------------------------------------------------------===//
+// Importer
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// ONNX value names visible in one graph; subgraphs chain to their parent.
+class Scope {
+public:
+  explicit Scope(Scope *parent = nullptr) : parent(parent) {}
+  Value lookup(StringRef name) const {
+    for (const Scope *s = this; s; s = s->parent)
+      if (auto it = s->values.find(name); it != s->values.end())
+        return it->second;
+    return nullptr;
+  }
+  bool define(StringRef name, Value value) {
+    if (lookup(name))
+      return false;
+    values[name] = value;
+    return true;
+  }
+
+private:
+  Scope *parent;
+  llvm::StringMap<Value> values;
+};
+
+/// Collects the diagnostics emitted while one node is being built.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(MLIRContext *context)
+      : handler(context, [this](Diagnostic &diag) {
+          if (diag.getSeverity() == DiagnosticSeverity::Error) {
+            if (!messages.empty())
+              messages += "; ";
+            messages += diag.str();
+          }
+          return success();
+        }) {}
+  const std::string &str() const { return messages; }
+
+private:
+  std::string messages;
+  ScopedDiagnosticHandler handler;
+};
+
+class ONNXImporter {
+public:
+  ONNXImporter(MLIRContext *context, StringRef path,
+               const ONNXImportOptions &options)
+      : context(context), path(path.str()), options(options),
+        fileLoc(FileLineColLoc::get(context, path, 0, 0)) {
+    modelDir = llvm::sys::path::parent_path(path).str();
+    if (modelDir.empty())
+      modelDir = ".";
+  }
+
+  OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model);
+
+private:
+  LogicalResult modelError(const llvm::Twine &message) {
+    emitError(fileLoc) << path << ": " << message;
+    return failure();
+  }
+
+  LogicalResult importGraph(onnx::GraphProto &graph, Block &block,
+                            Scope &scope, StringRef graphPath,
+                            ArrayRef<Type> argumentTypes, bool isMain,
+                            SmallVectorImpl<Value> &outputs);
+  LogicalResult importInitializers(onnx::GraphProto &graph, OpBuilder &builder,
+                                   Scope &scope);
+  FailureOr<SmallVector<int>> sortNodes(onnx::GraphProto &graph, Scope &scope,
+                                        StringRef graphPath);
+  LogicalResult importNode(onnx::NodeProto &node, NodeContext &ctx,
+                           OpBuilder &builder, Scope &scope);
+  LogicalResult importConstantNode(onnx::NodeProto &node, NodeContext &ctx,
+                                   OpBuilder &builder, Scope &scope);
+  FailureOr<Type> convertValueInfoType(const onnx::ValueInfoProto &info,
+                                       StringRef what);
+  FailureOr<Attribute> convertAttribute(onnx::AttributeProto &attr,
+                                        NodeContext &ctx);
+
+  MLIRContext *context;
+  std::string path;
+  std::string modelDir;
+  ONNXImportOptions options;
+  Location fileLoc;
+  int64_t opset = 0;
+};
+} // namespace
+
+LogicalResult NodeContext::fail(const llvm::Twine &message) const {
+  emitError(loc) << file << ": node '" << name << "' (#" << index << " in "
+                 << graphPath << ", op " << opType << ", domain '"
+                 << (domain.empty() ? "ai.onnx" : domain) << "', opset "
+                 << opset << "): " << message;
+  return failure();
+}
+
+FailureOr<Type>
+ONNXImporter::convertValueInfoType(const onnx::ValueInfoProto &info,
+                                   StringRef what) {
+  if (!info.has_type() || !info.type().has_tensor_type())
+    return modelError(what + " '" + info.name() +
+                      "' is not a tensor (sequences, maps and optionals are "
+                      "not supported)"),
+           failure();
+  const auto &tensorType = info.type().tensor_type();
+  Type elementType = convertElementType(context, tensorType.elem_type());
+  if (!elementType)
+    return modelError(what + " '" + info.name() + "' has unsupported type " +
+                      dataTypeName(tensorType.elem_type())),
+           failure();
+  if (!tensorType.has_shape())
+    return modelError(what + " '" + info.name() +
+                      "' has no shape; amp needs the rank of every graph "
+                      "input and output"),
+           failure();
+  SmallVector<int64_t> dims;
+  for (const auto &dim : tensorType.shape().dim())
+    dims.push_back(dim.has_dim_value() && dim.dim_value() >= 0
+                       ? dim.dim_value()
+                       : ShapedType::kDynamic);
+  return Type(RankedTensorType::get(dims, elementType));
+}
+
+FailureOr<Attribute> ONNXImporter::convertAttribute(onnx::AttributeProto &attr,
+                                                    NodeContext &ctx) {
+  Builder b(context);
+  switch (attr.type()) {
+  case onnx::AttributeProto::INT:
+    if (attr.name() == "to" || attr.name() == "dtype") {
+      Type type = convertElementType(context, static_cast<int32_t>(attr.i()));
+      if (!type)
+        return ctx.fail("attribute '" + attr.name() + "' names unsupported "
+                        "type " + dataTypeName(static_cast<int32_t>(attr.i()))),
+               failure();
+      return Attribute(TypeAttr::get(type));
+    }
+    return Attribute(b.getI64IntegerAttr(attr.i()));
+  case onnx::AttributeProto::FLOAT:
+    return Attribute(b.getF32FloatAttr(attr.f()));
+  case onnx::AttributeProto::STRING:
+    return Attribute(b.getStringAttr(attr.s()));
+  case onnx::AttributeProto::INTS:
+    return Attribute(b.getDenseI64ArrayAttr(
+        SmallVector<int64_t>(attr.ints().begin(), attr.ints().end())));
+  case onnx::AttributeProto::FLOATS:
+    return Attribute(b.getDenseF32ArrayAttr(
+        SmallVector<float>(attr.floats().begin(), attr.floats().end())));
+  case onnx::AttributeProto::STRINGS: {
+    SmallVector<Attribute> strings;
+    for (const std::string &s : attr.strings())
+      strings.push_back(b.getStringAttr(s));
+    return Attribute(b.getArrayAttr(strings));
+  }
+  case onnx::AttributeProto::TENSOR: {
+    auto value = convertTensor(context, *attr.mutable_t(), modelDir,
+                               options.denseElementsLimit);
+    if (!value)
+      return ctx.fail("attribute '" + attr.name() +
+                      "': " + llvm::toString(value.takeError())),
+             failure();
+    return Attribute(*value);
+  }
+  default:
+    return ctx.fail("attribute '" + attr.name() + "' has unsupported kind " +
+                    onnx::AttributeProto_AttributeType_Name(attr.type())),
+           failure();
+  }
+}
+
+LogicalResult ONNXImporter::importInitializers(onnx::GraphProto &graph,
+                                               OpBuilder &builder,
+                                               Scope &scope) {
+  if (graph.sparse_initializer_size() > 0)
+    return modelError("sparse initializers are not supported");
+  for (onnx::TensorProto &tensor : *graph.mutable_initializer()) {
+    auto value = convertTensor(context, tensor, modelDir,
+                               options.denseElementsLimit);
+    if (!value)
+      return modelError("initializer: " + llvm::toString(value.takeError()));
+    Location loc = NameLoc::get(builder.getStringAttr(tensor.name()), fileLoc);
+    auto constant = builder.create<ConstantOp>(loc, *value);
+    if (tensor.name().empty() || !scope.define(tensor.name(), constant))
+      return modelError("initializer name '" + tensor.name() +
+                        "' is empty or defined twice");
+  }
+  return success();
+}
+
+/// Names that nodes of `graph` (and of its nested subgraphs) use but that
+/// the graph does not define.
+static void collectFreeNames(const onnx::GraphProto &graph,
+                             llvm::StringSet<> &free) {
+  llvm::StringSet<> defined;
+  for (const auto &input : graph.input())
+    defined.insert(input.name());
+  for (const auto &init : graph.initializer())
+    defined.insert(init.name());
+  for (const auto &node : graph.node())
+    for (const auto &output : node.output())
+      defined.insert(output);
+  auto use = [&](StringRef name) {
+    if (!name.empty() && !defined.contains(name))
+      free.insert(name);
+  };
+  for (const auto &node : graph.node()) {
+    for (const auto &input : node.input())
+      use(input);
+    for (const auto &attr : node.attribute())
+      if (attr.has_g()) {
+        llvm::StringSet<> inner;
+        collectFreeNames(attr.g(), inner);
+        for (const auto &name : inner)
+          use(name.getKey());
+      }
+  }
+  for (const auto &output : graph.output())
+    use(output.name());
+}
+
+FailureOr<SmallVector<int>> ONNXImporter::sortNodes(onnx::GraphProto &graph,
+                                                    Scope &scope,
+                                                    StringRef graphPath) {
+  int numNodes = graph.node_size();
+  llvm::StringMap<int> producer;
+  for (int i = 0; i < numNodes; ++i)
+    for (const std::string &output : graph.node(i).output()) {
+      if (output.empty())
+        continue;
+      if (!producer.try_emplace(output, i).second || scope.lookup(output))
+        return modelError("value '" + output + "' in " + graphPath +
+                          " is defined twice (second time by node '" +
+                          graph.node(i).name() + "', #" + llvm::Twine(i) +
+                          ")"),
+               failure();
+    }
+  // Edges producer -> consumer, including uses inside subgraphs.
+  SmallVector<SmallVector<int>> users(numNodes);
+  SmallVector<int> pending(numNodes, 0);
+  for (int i = 0; i < numNodes; ++i) {
+    llvm::StringSet<> used;
+    for (const std::string &input : graph.node(i).input())
+      if (!input.empty())
+        used.insert(input);
+    for (const auto &attr : graph.node(i).attribute())
+      if (attr.has_g())
+        collectFreeNames(attr.g(), used);
+    for (const auto &name : used) {
+      auto it = producer.find(name.getKey());
+      if (it == producer.end())
+        continue;
+      if (it->second == i)
+        return modelError("node '" + graph.node(i).name() + "' (#" +
+                          llvm::Twine(i) + " in " + graphPath +
+                          ") uses its own output '" + name.getKey() + "'"),
+               failure();
+      users[it->second].push_back(i);
+      ++pending[i];
+    }
+  }
+  // Kahn's algorithm, preferring the file order among ready nodes.
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < numNodes; ++i)
+    if (pending[i] == 0)
+      ready.push(i);
+  SmallVector<int> order;
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int user : users[i])
+      if (--pending[user] == 0)
+        ready.push(user);
+  }
+  if (static_cast<int>(order.size()) != numNodes) {
+    for (int i = 0; i < numNodes; ++i)
+      if (pending[i] > 0)
+        return modelError("graph " + graphPath + " has a cycle through node '" +
+                          graph.node(i).name() + "' (#" + llvm::Twine(i) +
+                          ", " + graph.node(i).op_type() + ")"),
+               failure();
+  }
+  return order;
+}
+
+LogicalResult ONNXImporter::importGraph(onnx::GraphProto &graph, Block &block,
+                                        Scope &scope, StringRef graphPath,
+                                        ArrayRef<Type> argumentTypes,
+                                        bool isMain,
+                                        SmallVectorImpl<Value> &outputs) {
+  OpBuilder builder = OpBuilder::atBlockEnd(&block);
+  if (failed(importInitializers(graph, builder, scope)))
+    return failure();
+
+  // Graph inputs become block arguments (initializers listed as inputs, as
+  // in IR version < 4, stay constants).
+  unsigned argIndex = 0;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (isMain && scope.lookup(input.name()))
+      continue;
+    Type type;
+    if (argIndex < argumentTypes.size() && argumentTypes[argIndex]) {
+      type = argumentTypes[argIndex];
+    } else {
+      auto converted = convertValueInfoType(input, "input");
+      if (failed(converted))
+        return failure();
+      type = *converted;
+    }
+    ++argIndex;
+    BlockArgument arg = block.addArgument(
+        type, NameLoc::get(builder.getStringAttr(input.name()), fileLoc));
+    if (input.name().empty() || !scope.define(input.name(), arg))
+      return modelError("input name '" + input.name() + "' in " + graphPath +
+                        " is empty or defined twice");
+  }
+
+  auto order = sortNodes(graph, scope, graphPath);
+  if (failed(order))
+    return failure();
+  for (int index : *order) {
+    onnx::NodeProto &node = *graph.mutable_node(index);
+    NodeContext ctx;
+    ctx.file = path;
+    ctx.graphPath = graphPath.str();
+    ctx.name = node.name().empty() ? node.op_type() + "_" + std::to_string(index)
+                                   : node.name();
+    ctx.index = index;
+    ctx.opType = node.op_type();
+    ctx.domain = node.domain();
+    ctx.opset = opset;
+    ctx.loc = NameLoc::get(builder.getStringAttr(ctx.name), fileLoc);
+    if (failed(importNode(node, ctx, builder, scope)))
+      return failure();
+  }
+
+  if (graph.output_size() == 0)
+    return modelError("graph " + graphPath + " has no outputs");
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    Value value = scope.lookup(output.name());
+    if (!value)
+      return modelError("graph output '" + output.name() + "' of " +
+                        graphPath + " is not produced by any node, input or "
+                        "initializer");
+    if (output.has_type() && output.type().has_tensor_type()) {
+      Type declared = convertElementType(
+          context, output.type().tensor_type().elem_type());
+      auto actual = dyn_cast<RankedTensorType>(value.getType());
+      if (declared && actual && declared != actual.getElementType())
+        return modelError("graph output '" + output.name() + "' is declared " +
+                          dataTypeName(output.type().tensor_type().elem_type()) +
+                          " but its producer computes a different type");
+    }
+    outputs.push_back(value);
+  }
+  return success();
+}
+
+LogicalResult ONNXImporter::importConstantNode(onnx::NodeProto &node,
+                                               NodeContext &ctx,
+                                               OpBuilder &builder,
+                                               Scope &scope) {
+  if (node.attribute_size() != 1 || node.output_size() != 1)
+    return ctx.fail("Constant needs exactly one value attribute and one "
+                    "output");
+  onnx::AttributeProto &attr = *node.mutable_attribute(0);
+  Builder b(context);
+  ElementsAttr value;
+  StringRef name = attr.name();
+  if (name == "value") {
+    auto converted = convertAttribute(attr, ctx);
+    if (failed(converted))
+      return failure();
+    value = cast<ElementsAttr>(*converted);
+  } else if (name == "value_float") {
+    value = DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
+                                   attr.f());
+  } else if (name == "value_floats") {
+    SmallVector<float> values(attr.floats().begin(), attr.floats().end());
+    value = DenseElementsAttr::get(
+        RankedTensorType::get({static_cast<int64_t>(values.size())},
+                              b.getF32Type()),
+        ArrayRef<float>(values));
+  } else if (name == "value_int") {
+    value = DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                                   static_cast<int64_t>(attr.i()));
+  } else if (name == "value_ints") {
+    SmallVector<int64_t> values(attr.ints().begin(), attr.ints().end());
+    value = DenseElementsAttr::get(
+        RankedTensorType::get({static_cast<int64_t>(values.size())},
+                              b.getI64Type()),
+        ArrayRef<int64_t>(values));
+  } else {
+    return ctx.fail("Constant attribute '" + name + "' is not supported "
+                    "(strings and sparse tensors are not)");
+  }
+  auto constant = builder.create<ConstantOp>(ctx.loc, value);
+  if (!scope.define(node.output(0), constant))
+    return ctx.fail("output '" + node.output(0) + "' is defined twice");
+  return success();
+}
+
+LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
+                                       OpBuilder &builder, Scope &scope) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    return ctx.fail("unsupported operator domain '" + node.domain() +
+                    "'; amp supports the default ONNX domain only");
+  if (node.op_type() == "Constant")
+    return importConstantNode(node, ctx, builder, scope);
+
+  std::optional<StringRef> ampName = lookupAmpOpName(node.op_type());
+  if (!ampName)
+    return ctx.fail("unsupported operator; amp supports " +
+                    llvm::Twine(getOnnxOpTable().size()) +
+                    " ONNX operators (see docs/OnnxOperators.md)");
+  std::optional<RegisteredOperationName> opName =
+      RegisteredOperationName::lookup(*ampName, context);
+  assert(opName && "amp op must be registered");
+
+  PendingOp pending;
+  pending.opType = node.op_type();
+  for (const std::string &input : node.input()) {
+    if (input.empty()) {
+      pending.operands.push_back(nullptr);
+      continue;
+    }
+    Value value = scope.lookup(input);
+    if (!value)
+      return ctx.fail("uses undefined value '" + input + "'");
+    pending.operands.push_back(value);
+  }
+  for (onnx::AttributeProto &attr : *node.mutable_attribute()) {
+    if (attr.type() == onnx::AttributeProto::GRAPH)
+      continue;
+    auto converted = convertAttribute(attr, ctx);
+    if (failed(converted))
+      return failure();
+    pending.attributes.emplace_back(builder.getStringAttr(attr.name()),
+                                    *converted);
+  }
+  pending.numOutputs = node.output_size();
+
+  if (failed(upgradeToCurrentOpset(pending, ctx, builder)))
+    return failure();
+
+  // Absent optional inputs are `none` values; trailing ones are appended.
+  std::optional<unsigned> fixedCount = getFixedOperandCount(*opName);
+  if (fixedCount) {
+    if (pending.operands.size() > *fixedCount)
+      return ctx.fail("has " + llvm::Twine(pending.operands.size()) +
+                      " inputs but the operator takes at most " +
+                      llvm::Twine(*fixedCount));
+    pending.operands.resize(*fixedCount, nullptr);
+  }
+  Value none;
+  for (Value &operand : pending.operands)
+    if (!operand) {
+      if (!none)
+        none = builder.create<NoneOp>(ctx.loc);
+      operand = none;
+    }
+
+  // Attributes must be ones the op declares.
+  llvm::SmallDenseSet<StringAttr> known(opName->getAttributeNames().begin(),
+                                        opName->getAttributeNames().end());
+  for (const NamedAttribute &attr : pending.attributes)
+    if (!known.contains(attr.getName()))
+      return ctx.fail("unknown attribute '" + attr.getName().getValue() + "'");
+
+  // Subgraphs become regions, in the order the op declares them.
+  OperationState state(ctx.loc, *opName);
+  ArrayRef<StringRef> regionNames = getRegionAttributeNames(node.op_type());
+  for (StringRef regionName : regionNames) {
+    onnx::AttributeProto *graphAttr = nullptr;
+    for (onnx::AttributeProto &attr : *node.mutable_attribute())
+      if (attr.name() == regionName && attr.type() == onnx::AttributeProto::GRAPH)
+        graphAttr = &attr;
+    if (!graphAttr)
+      return ctx.fail("missing subgraph attribute '" + regionName + "'");
+    auto argumentTypes =
+        getSubgraphArgumentTypes(pending, ctx, graphAttr->g());
+    if (failed(argumentTypes))
+      return failure();
+    Region *region = state.addRegion();
+    Block *body = new Block();
+    region->push_back(body);
+    Scope inner(&scope);
+    SmallVector<Value> yielded;
+    std::string innerPath = ctx.graphPath + "/" + ctx.name + "." +
+                            regionName.str();
+    if (failed(importGraph(*graphAttr->mutable_g(), *body, inner, innerPath,
+                           *argumentTypes, /*isMain=*/false, yielded)))
+      return failure();
+    OpBuilder::atBlockEnd(body).create<YieldOp>(ctx.loc, yielded);
+  }
+  for (const onnx::AttributeProto &attr : node.attribute())
+    if (attr.type() == onnx::AttributeProto::GRAPH &&
+        !llvm::is_contained(regionNames, StringRef(attr.name())))
+      return ctx.fail("unexpected subgraph attribute '" + attr.name() + "'");
+
+  state.addOperands(pending.operands);
+  state.addAttributes(pending.attributes);
+
+  Operation *op;
+  {
+    DiagnosticCollector diagnostics(context);
+    SmallVector<Type> resultTypes;
+    auto *inference = opName->getInterface<InferTypeOpInterface>();
+    SmallVector<Region *> regions;
+    for (auto &region : state.regions)
+      regions.push_back(region.get());
+    if (!inference ||
+        failed(inference->inferReturnTypes(
+            context, ctx.loc, pending.operands,
+            state.attributes.getDictionary(context), OpaqueProperties(nullptr),
+            regions, resultTypes)))
+      return ctx.fail(diagnostics.str().empty()
+                          ? std::string("cannot infer the result types")
+                          : diagnostics.str());
+    state.addTypes(resultTypes);
+    op = builder.create(state);
+    if (failed(verify(op))) {
+      std::string message = diagnostics.str();
+      op->erase();
+      return ctx.fail(message);
+    }
+  }
+
+  if (node.output_size() > static_cast<int>(op->getNumResults()))
+    return ctx.fail("has " + llvm::Twine(node.output_size()) +
+                    " outputs but the operator produces " +
+                    llvm::Twine(op->getNumResults()));
+
+  SmallVector<Value> results(op->getResults());
+  if (options.foldConstants) {
+    SmallVector<Value> folded;
+    if (succeeded(builder.tryFold(op, folded)) && !folded.empty()) {
+      op->erase();
+      results = folded;
+    }
+  }
+  if (pending.reshapeResultLike) {
+    Value shape = builder.createOrFold<ShapeOp>(
+        ctx.loc, ValueRange{pending.reshapeResultLike},
+        ArrayRef<NamedAttribute>{});
+    results[0] = builder.createOrFold<ReshapeOp>(
+        ctx.loc, ValueRange{results[0], shape}, ArrayRef<NamedAttribute>{});
+  }
+  for (auto [i, output] : llvm::enumerate(node.output())) {
+    if (output.empty())
+      continue;
+    if (!scope.define(output, results[i]))
+      return ctx.fail("output '" + output + "' is defined twice");
+  }
+  return success();
+}
+
+OwningOpRef<ModuleOp> ONNXImporter::importModel(onnx::ModelProto &model) {
+  if (model.ir_version() <= 0)
+    return modelError("missing ir_version: this file is not an ONNX model"),
+           nullptr;
+  if (!model.has_graph())
+    return modelError("the model has no graph"), nullptr;
+  bool hasDefaultDomain = false;
+  for (const auto &entry : model.opset_import()) {
+    if (entry.domain().empty() || entry.domain() == "ai.onnx") {
+      hasDefaultDomain = true;
+      opset = entry.version();
+    }
+  }
+  if (!hasDefaultDomain)
+    return modelError("the model imports no default-domain (ai.onnx) opset"),
+           nullptr;
+  if (opset < kMinSupportedOpset || opset > kMaxSupportedOpset)
+    return modelError("default-domain opset " + llvm::Twine(opset) +
+                      " is not supported (amp supports " +
+                      llvm::Twine(kMinSupportedOpset) + " to " +
+                      llvm::Twine(kMaxSupportedOpset) +
+                      "; convert with onnx.version_converter)"),
+           nullptr;
+  if (model.functions_size() > 0)
+    return modelError("model-local functions are not supported"), nullptr;
+
+  context->loadDialect<AmpDialect, func::FuncDialect>();
+  OpBuilder builder(context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+
+  // Model-level facts the exporter will need later.
+  SmallVector<NamedAttribute> opsets;
+  for (const auto &entry : model.opset_import())
+    opsets.emplace_back(
+        builder.getStringAttr(entry.domain().empty() ? "ai.onnx"
+                                                     : entry.domain()),
+        builder.getI64IntegerAttr(entry.version()));
+  (*module)->setAttr("amp.opset_import", builder.getDictionaryAttr(opsets));
+  (*module)->setAttr("amp.ir_version",
+                     builder.getI64IntegerAttr(model.ir_version()));
+  SmallVector<NamedAttribute> metadata;
+  auto addMeta = [&](StringRef key, const std::string &value) {
+    if (!value.empty())
+      metadata.emplace_back(builder.getStringAttr(key),
+                            builder.getStringAttr(value));
+  };
+  addMeta("producer_name", model.producer_name());
+  addMeta("producer_version", model.producer_version());
+  addMeta("domain", model.domain());
+  addMeta("graph_name", model.graph().name());
+  for (const auto &prop : model.metadata_props())
+    addMeta(prop.key(), prop.value());
+  if (!metadata.empty())
+    (*module)->setAttr("amp.metadata", builder.getDictionaryAttr(metadata));
+
+  auto func = func::FuncOp::create(fileLoc, "main",
+                                   builder.getFunctionType({}, {}));
+  module->push_back(func);
+  Block *entry = func.addEntryBlock();
+  Scope scope;
+  SmallVector<Value> outputs;
+  if (failed(importGraph(*model.mutable_graph(), *entry, scope, "main",
+                         /*argumentTypes=*/{}, /*isMain=*/true, outputs)))
+    return nullptr;
+  OpBuilder::atBlockEnd(entry).create<func::ReturnOp>(fileLoc, outputs);
+  func.setFunctionType(builder.getFunctionType(
+      entry->getArgumentTypes(), ValueRange(outputs).getTypes()));
+
+  // Keep the ONNX names of inputs and outputs for export and reports.
+  unsigned argIndex = 0;
+  for (const auto &input : model.graph().input()) {
+    if (argIndex >= entry->getNumArguments())
+      break;
+    auto loc = dyn_cast<NameLoc>(entry->getArgument(argIndex).getLoc());
+    if (loc && loc.getName() == input.name())
+      func.setArgAttr(argIndex++, "amp.name",
+                      builder.getStringAttr(input.name()));
+  }
+  for (auto [i, output] : llvm::enumerate(model.graph().output()))
+    func.setResultAttr(i, "amp.name", builder.getStringAttr(output.name()));
+
+  if (failed(verify(*module)))
+    return modelError("the imported program does not verify (see above)"),
+           nullptr;
+  return module;
+}
+
+//===----------------------------------------------------------------------===//
+// File reading
+//===----------------------------------------------------------------------===//
+
+/// Recognises files that are something else than ONNX, for a clear message.
+static std::optional<std::string> describeForeignFile(StringRef head) {
+  if (head.empty())
+    return "the file is empty";
+  if (head.starts_with("ML\xEFR"))
+    return "this is MLIR bytecode, not an ONNX model";
+  if (head.starts_with("PK\x03\x04"))
+    return "this is a zip archive (a PyTorch checkpoint?), not an ONNX model";
+  if (head.starts_with("module") || head.starts_with("func.func") ||
+      head.starts_with("//"))
+    return "this looks like MLIR text, not an ONNX model";
+  if (head.starts_with("\x89HDF"))
+    return "this is an HDF5 file (a Keras model?), not an ONNX model";
+  return std::nullopt;
+}
+
+OwningOpRef<ModuleOp> mlir::amp::importONNXFile(StringRef path,
+                                                MLIRContext *context,
+                                                const ONNXImportOptions &options) {
+  Location loc = FileLineColLoc::get(context, path, 0, 0);
+  int fd = ::open(path.str().c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    emitError(loc) << path << ": cannot open file: " << std::strerror(errno);
+    return nullptr;
+  }
+  char head[16] = {0};
+  ssize_t headSize = ::pread(fd, head, sizeof(head), 0);
+  if (auto foreign =
+          describeForeignFile(StringRef(head, std::max<ssize_t>(headSize, 0)))) {
+    ::close(fd);
+    emitError(loc) << path << ": " << *foreign;
+    return nullptr;
+  }
+
+  onnx::ModelProto model;
+  bool parsed;
+  {
+    google::protobuf::io::FileInputStream raw(fd);
+    raw.SetCloseOnDelete(true);
+    google::protobuf::io::CodedInputStream coded(&raw);
+    coded.SetTotalBytesLimit(INT_MAX);
+    parsed = model.ParseFromCodedStream(&coded) &&
+             coded.ConsumedEntireMessage();
+  }
+  if (!parsed) {
+    emitError(loc) << path
+                   << ": not a valid ONNX protobuf (truncated, corrupted, or "
+                      "larger than protobuf's 2 GiB limit; store large "
+                      "weights as external data)";
+    return nullptr;
+  }
+  ONNXImporter importer(context, path, options);
+  return importer.importModel(model);
+}

@@ -1,0 +1,247 @@
+//===- ONNXTensors.cpp - ONNX types and tensors to MLIR -------------------===//
+
+#include "ONNXTensors.h"
+
+#include "amp/Target/ONNX/ExternalData.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::amp;
+using namespace mlir::amp::onnx_import;
+
+static llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+Type onnx_import::convertElementType(MLIRContext *context, int32_t dataType) {
+  Builder b(context);
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return b.getF32Type();
+  case onnx::TensorProto::DOUBLE:
+    return b.getF64Type();
+  case onnx::TensorProto::FLOAT16:
+    return b.getF16Type();
+  case onnx::TensorProto::BFLOAT16:
+    return b.getBF16Type();
+  case onnx::TensorProto::BOOL:
+    return b.getI1Type();
+  case onnx::TensorProto::INT8:
+    return b.getIntegerType(8);
+  case onnx::TensorProto::INT16:
+    return b.getIntegerType(16);
+  case onnx::TensorProto::INT32:
+    return b.getIntegerType(32);
+  case onnx::TensorProto::INT64:
+    return b.getIntegerType(64);
+  case onnx::TensorProto::UINT8:
+    return b.getIntegerType(8, /*isSigned=*/false);
+  case onnx::TensorProto::UINT16:
+    return b.getIntegerType(16, false);
+  case onnx::TensorProto::UINT32:
+    return b.getIntegerType(32, false);
+  case onnx::TensorProto::UINT64:
+    return b.getIntegerType(64, false);
+  default:
+    return nullptr;
+  }
+}
+
+std::string onnx_import::dataTypeName(int32_t dataType) {
+  if (onnx::TensorProto_DataType_IsValid(dataType))
+    return onnx::TensorProto_DataType_Name(
+        static_cast<onnx::TensorProto_DataType>(dataType));
+  return "data type " + std::to_string(dataType);
+}
+
+/// Bytes per element of the storage amp uses (i1 is one byte).
+static size_t storageBytes(Type type) {
+  if (type.isInteger(1))
+    return 1;
+  return type.getIntOrFloatBitWidth() / 8;
+}
+
+/// Element count of `dims`, or an error on negative sizes or overflow.
+static llvm::Expected<uint64_t> elementCount(llvm::ArrayRef<int64_t> dims) {
+  uint64_t count = 1;
+  for (int64_t d : dims) {
+    if (d < 0)
+      return error("negative dimension " + llvm::Twine(d));
+    if (d != 0 && count > UINT64_MAX / static_cast<uint64_t>(d))
+      return error("element count overflows 64 bits");
+    count *= static_cast<uint64_t>(d);
+  }
+  return count;
+}
+
+/// Copies typed-field values (ONNX stores small types widened) into
+/// little-endian storage of `elementType`.
+template <typename Field>
+static void packTyped(const Field &field, Type elementType, char *out) {
+  size_t bytes = storageBytes(elementType);
+  for (int i = 0, e = field.size(); i < e; ++i) {
+    auto value = field.Get(i);
+    if (elementType.isF32()) {
+      float f = static_cast<float>(value);
+      std::memcpy(out + i * 4, &f, 4);
+    } else if (elementType.isF64()) {
+      double d = static_cast<double>(value);
+      std::memcpy(out + i * 8, &d, 8);
+    } else {
+      // Integers, bool and the 16-bit float bit patterns: truncate.
+      uint64_t bits = static_cast<uint64_t>(value);
+      std::memcpy(out + i * bytes, &bits, bytes);
+    }
+  }
+}
+
+/// Number of values in the typed field that holds `dataType`, and a writer.
+static std::optional<int64_t> typedFieldSize(const onnx::TensorProto &t,
+                                             Type elementType) {
+  if (elementType.isF32())
+    return t.float_data_size();
+  if (elementType.isF64())
+    return t.double_data_size();
+  if (elementType.isInteger(64) && !elementType.isUnsignedInteger())
+    return t.int64_data_size();
+  if (elementType.isUnsignedInteger(32) || elementType.isUnsignedInteger(64))
+    return t.uint64_data_size();
+  return t.int32_data_size();
+}
+
+static void packTypedField(const onnx::TensorProto &t, Type elementType,
+                           char *out) {
+  if (elementType.isF32())
+    packTyped(t.float_data(), elementType, out);
+  else if (elementType.isF64())
+    packTyped(t.double_data(), elementType, out);
+  else if (elementType.isInteger(64) && !elementType.isUnsignedInteger())
+    packTyped(t.int64_data(), elementType, out);
+  else if (elementType.isUnsignedInteger(32) ||
+           elementType.isUnsignedInteger(64))
+    packTyped(t.uint64_data(), elementType, out);
+  else
+    packTyped(t.int32_data(), elementType, out);
+}
+
+/// Builds a dense attribute from little-endian bytes.
+static ElementsAttr denseFromBytes(RankedTensorType type,
+                                   llvm::ArrayRef<char> bytes) {
+  if (type.getElementType().isInteger(1)) {
+    llvm::SmallVector<bool> values;
+    for (char c : bytes)
+      values.push_back(c != 0);
+    return DenseElementsAttr::get(type, values);
+  }
+  bool isSplat = false;
+  if (DenseElementsAttr::isValidRawBuffer(type, bytes, isSplat))
+    return DenseElementsAttr::getFromRawBuffer(type, bytes);
+  return nullptr;
+}
+
+/// A resource key derived from the tensor name (identifier characters only).
+static std::string resourceKey(llvm::StringRef name) {
+  std::string key;
+  for (char c : name)
+    key.push_back(llvm::isAlnum(c) || c == '_' || c == '.' ? c : '_');
+  if (key.empty() || llvm::isDigit(key.front()))
+    key.insert(key.begin(), 'w');
+  return key;
+}
+
+llvm::Expected<ElementsAttr>
+onnx_import::convertTensor(MLIRContext *context, onnx::TensorProto &tensor,
+                           llvm::StringRef modelDir,
+                           int64_t denseElementsLimit) {
+  Type elementType = convertElementType(context, tensor.data_type());
+  if (!elementType)
+    return error("tensor '" + tensor.name() + "' has unsupported element "
+                 "type " + dataTypeName(tensor.data_type()));
+  llvm::SmallVector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
+  auto count = elementCount(dims);
+  if (!count)
+    return error("tensor '" + tensor.name() +
+                 "': " + llvm::toString(count.takeError()));
+  size_t elementBytes = storageBytes(elementType);
+  if (*count > UINT64_MAX / elementBytes)
+    return error("tensor '" + tensor.name() + "' is too large");
+  uint64_t byteSize = *count * elementBytes;
+  auto type = RankedTensorType::get(dims, elementType);
+  bool useResource = static_cast<int64_t>(*count) > denseElementsLimit &&
+                     !elementType.isInteger(1);
+  auto sizeMismatch = [&](uint64_t have, llvm::StringRef unit) {
+    return error("tensor '" + tensor.name() + "' holds " + llvm::Twine(have) +
+                 " " + unit + " but its shape and type need " +
+                 llvm::Twine(unit == "bytes" ? byteSize : *count));
+  };
+
+  // Where the bytes come from: external file, raw_data, or a typed field.
+  std::optional<AsmResourceBlob> blob;
+  std::string packed;
+  llvm::ArrayRef<char> bytes;
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    llvm::SmallVector<std::pair<std::string, std::string>> entries;
+    for (const auto &entry : tensor.external_data())
+      entries.emplace_back(entry.key(), entry.value());
+    auto ref = parseExternalDataEntries(entries);
+    if (!ref)
+      return error("tensor '" + tensor.name() +
+                   "': " + llvm::toString(ref.takeError()));
+    blob = HeapAsmResourceBlob::allocate(byteSize, alignof(uint64_t));
+    if (llvm::Error err = readExternalData(modelDir, *ref, byteSize,
+                                           blob->getMutableData().data()))
+      return error("tensor '" + tensor.name() +
+                   "': " + llvm::toString(std::move(err)));
+    bytes = blob->getData();
+  } else if (tensor.has_raw_data()) {
+    if (tensor.raw_data().size() != byteSize)
+      return sizeMismatch(tensor.raw_data().size(), "bytes");
+    if (useResource) {
+      // Take ownership of the proto's string: no copy of the weights.
+      std::string *raw = tensor.release_raw_data();
+      llvm::ArrayRef<char> data(raw->data(), raw->size());
+      if (reinterpret_cast<uintptr_t>(raw->data()) % alignof(uint64_t) == 0) {
+        blob = AsmResourceBlob(
+            data, alignof(uint64_t),
+            [raw](void *, size_t, size_t) { delete raw; },
+            /*dataIsMutable=*/false);
+      } else {
+        blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+            data, alignof(uint64_t));
+        delete raw;
+      }
+      bytes = blob->getData();
+    } else {
+      bytes = llvm::ArrayRef<char>(tensor.raw_data().data(),
+                                   tensor.raw_data().size());
+    }
+  } else {
+    std::optional<int64_t> have = typedFieldSize(tensor, elementType);
+    if (!have || static_cast<uint64_t>(*have) != *count)
+      return sizeMismatch(have.value_or(0), "values");
+    packed.resize(byteSize);
+    packTypedField(tensor, elementType, packed.data());
+    bytes = llvm::ArrayRef<char>(packed.data(), packed.size());
+  }
+
+  if (!useResource) {
+    ElementsAttr attr = denseFromBytes(type, bytes);
+    if (!attr)
+      return error("tensor '" + tensor.name() + "' has malformed data");
+    return attr;
+  }
+  if (!blob)
+    blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes,
+                                                         alignof(uint64_t));
+  auto &manager = DenseResourceElementsHandle::getManagerInterface(context);
+  DenseResourceElementsHandle handle =
+      manager.insert(resourceKey(tensor.name()), std::move(*blob));
+  return cast<ElementsAttr>(DenseResourceElementsAttr::get(type, handle));
+}

@@ -1,0 +1,37 @@
+//===- ONNXTensors.h - ONNX types and tensors to MLIR -----------*- C++ -*-===//
+//
+// Internal to the ONNX importer: element-type mapping and the conversion of
+// TensorProto payloads (raw, typed fields, external data) to attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_LIB_TARGET_ONNX_ONNXTENSORS_H
+#define AMP_LIB_TARGET_ONNX_ONNXTENSORS_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/Error.h"
+
+#include "onnx/onnx_pb.h"
+
+namespace mlir::amp::onnx_import {
+
+/// Maps an ONNX TensorProto.DataType to an MLIR element type; null for the
+/// types amp does not support (strings, complex, 4/8-bit floats, ...).
+Type convertElementType(MLIRContext *context, int32_t dataType);
+
+/// Name of an ONNX data type for diagnostics ("FLOAT", "STRING", ...).
+std::string dataTypeName(int32_t dataType);
+
+/// Converts a tensor to an attribute. Tensors with more than
+/// `denseElementsLimit` elements become `dense_resource` blobs; their raw
+/// bytes are moved out of the proto, not copied. `modelDir` resolves
+/// external data.
+llvm::Expected<ElementsAttr> convertTensor(MLIRContext *context,
+                                           onnx::TensorProto &tensor,
+                                           llvm::StringRef modelDir,
+                                           int64_t denseElementsLimit);
+
+} // namespace mlir::amp::onnx_import
+
+#endif // AMP_LIB_TARGET_ONNX_ONNXTENSORS_H
