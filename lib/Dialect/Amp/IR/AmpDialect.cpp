@@ -3,6 +3,9 @@
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+
 using namespace mlir;
 using namespace mlir::amp;
 
@@ -21,4 +24,61 @@ Operation *AmpDialect::materializeConstant(OpBuilder &builder, Attribute value,
   if (!elements || elements.getType() != type)
     return nullptr;
   return builder.create<ConstantOp>(loc, type, elements);
+}
+
+namespace {
+/// Re-infers the result types of an amp op and adopts them when they are
+/// more static (e.g. a Reshape whose shape operand became constant). Users
+/// outside the amp dialect keep seeing the old type through amp.identity.
+struct RefineResultTypes : RewritePattern {
+  RefineResultTypes(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    auto inference = dyn_cast<InferTypeOpInterface>(op);
+    if (!inference || !isa<AmpDialect>(op->getDialect()) ||
+        op->getNumRegions() != 0)
+      return failure();
+    SmallVector<Type> inferred;
+    if (failed(inference.inferReturnTypes(
+            op->getContext(), op->getLoc(), op->getOperands(),
+            op->getAttrDictionary(), op->getPropertiesStorage(),
+            op->getRegions(), inferred)) ||
+        inferred.size() != op->getNumResults())
+      return failure();
+    bool changed = false;
+    for (auto [result, type] : llvm::zip(op->getResults(), inferred)) {
+      auto oldType = dyn_cast<RankedTensorType>(result.getType());
+      auto newType = dyn_cast<RankedTensorType>(type);
+      if (!oldType || !newType || oldType == newType ||
+          oldType.getElementType() != newType.getElementType() ||
+          oldType.getRank() != newType.getRank())
+        continue;
+      // Only ever make dimensions static.
+      bool refines = true;
+      for (auto [o, n] : llvm::zip(oldType.getShape(), newType.getShape()))
+        if (!ShapedType::isDynamic(o) && o != n)
+          refines = false;
+      if (!refines)
+        continue;
+      changed = true;
+      rewriter.modifyOpInPlace(op, [&] { result.setType(newType); });
+      rewriter.setInsertionPointAfter(op);
+      IdentityOp bridge;
+      for (OpOperand &use : llvm::make_early_inc_range(result.getUses())) {
+        if (isa<AmpDialect>(use.getOwner()->getDialect()))
+          continue;
+        if (!bridge)
+          bridge = rewriter.create<IdentityOp>(op->getLoc(), oldType, result);
+        rewriter.modifyOpInPlace(use.getOwner(), [&] { use.set(bridge); });
+      }
+    }
+    return success(changed);
+  }
+};
+} // namespace
+
+void AmpDialect::getCanonicalizationPatterns(RewritePatternSet &results) const {
+  results.add<RefineResultTypes>(getContext());
 }

@@ -16,6 +16,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -148,7 +149,10 @@ foldIntElementwise(RankedTensorType resultType, ArrayRef<Attribute> operands,
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
-OpFoldResult IdentityOp::fold(FoldAdaptor) { return getX(); }
+OpFoldResult IdentityOp::fold(FoldAdaptor) {
+  // An identity may bridge a refined type to an older, less static one.
+  return getX().getType() == getY().getType() ? getX() : nullptr;
+}
 
 OpFoldResult ShapeOp::fold(FoldAdaptor) {
   auto inputType = cast<RankedTensorType>(getData().getType());
@@ -235,7 +239,7 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   int64_t rank = cast<RankedTensorType>(getData().getType()).getRank();
   bool identity = perm ? llvm::equal(*perm, llvm::seq<int64_t>(0, rank))
                        : rank <= 1;
-  if (identity)
+  if (identity && getData().getType() == getTransposed().getType())
     return getData();
   // Permuting dimensions of size 1 only does not move data.
   auto type = cast<RankedTensorType>(getData().getType());
@@ -248,7 +252,22 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
       return reshapeConstant(adaptor.getData(),
                              getStaticType(getTransposed()));
   }
-  return nullptr;
+  // Small integer constants (shape values) are permuted outright.
+  auto resultType = getStaticType(getTransposed());
+  std::optional<IntConstant> data = getSmallInts(adaptor.getData());
+  if (!perm || !resultType || !data)
+    return nullptr;
+  SmallVector<int64_t> strides = rowMajorStrides(type.getShape());
+  SmallVector<int64_t> resultStrides = rowMajorStrides(resultType.getShape());
+  SmallVector<int64_t> values;
+  for (int64_t i = 0; i < resultType.getNumElements(); ++i) {
+    int64_t source = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      source += ((i / resultStrides[d]) % resultType.getDimSize(d)) *
+                strides[(*perm)[d]];
+    values.push_back(data->values[source]);
+  }
+  return buildInts(resultType, values);
 }
 
 OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
@@ -270,35 +289,57 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
 
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   auto resultType = getStaticType(getOutput());
-  if (resultType && resultType == getData().getType() &&
-      resultType.getNumElements() == 0)
-    return nullptr;
   std::optional<IntConstant> data = getSmallInts(adaptor.getData());
   auto starts = getIntValues(adaptor.getStarts());
-  if (!resultType || !data || !starts || data->type.getRank() != 1)
+  if (!resultType || !data || !starts)
     return nullptr;
-  // Slicing a 1-d constant: the result type already holds the length.
-  int64_t step = 1;
-  if (!isa<NoneType>(getSteps().getType())) {
-    auto steps = getIntValues(adaptor.getSteps());
-    if (!steps || steps->size() != 1)
-      return nullptr;
-    step = (*steps)[0];
+  int64_t rank = data->type.getRank();
+  // Per-dimension start and step; the result type already holds the sizes.
+  SmallVector<int64_t> start(rank, 0), step(rank, 1);
+  SmallVector<int64_t> axes;
+  if (isa<NoneType>(getAxes().getType())) {
+    for (int64_t i = 0; i < static_cast<int64_t>(starts->size()); ++i)
+      axes.push_back(i);
+  } else if (auto values = getIntValues(adaptor.getAxes())) {
+    axes = *values;
+  } else {
+    return nullptr;
   }
-  if (starts->size() != 1 || step == 0)
+  SmallVector<int64_t> steps(axes.size(), 1);
+  if (!isa<NoneType>(getSteps().getType())) {
+    auto values = getIntValues(adaptor.getSteps());
+    if (!values)
+      return nullptr;
+    steps = *values;
+  }
+  if (axes.size() != starts->size() || steps.size() != axes.size())
     return nullptr;
-  int64_t dim = data->type.getDimSize(0);
-  int64_t start = (*starts)[0];
-  if (start < 0)
-    start = std::max<int64_t>(start, -dim) + dim;
-  start = step > 0 ? std::clamp<int64_t>(start, 0, dim)
-                   : std::clamp<int64_t>(start, 0, dim - 1);
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank || steps[i] == 0)
+      return nullptr;
+    int64_t dim = data->type.getDimSize(axis);
+    int64_t s = (*starts)[i];
+    if (s < 0)
+      s = std::max<int64_t>(s, -dim) + dim;
+    start[axis] = steps[i] > 0 ? std::clamp<int64_t>(s, 0, dim)
+                               : std::clamp<int64_t>(s, 0, dim - 1);
+    step[axis] = steps[i];
+  }
+  SmallVector<int64_t> strides = rowMajorStrides(data->type.getShape());
+  SmallVector<int64_t> resultStrides = rowMajorStrides(resultType.getShape());
   SmallVector<int64_t> values;
   for (int64_t i = 0; i < resultType.getNumElements(); ++i) {
-    int64_t index = start + i * step;
-    if (index < 0 || index >= dim)
-      return nullptr;
-    values.push_back(data->values[index]);
+    int64_t source = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t coordinate = (i / resultStrides[d]) % resultType.getDimSize(d);
+      int64_t index = start[d] + coordinate * step[d];
+      if (index < 0 || index >= data->type.getDimSize(d))
+        return nullptr;
+      source += index * strides[d];
+    }
+    values.push_back(data->values[source]);
   }
   return buildInts(resultType, values);
 }
@@ -359,6 +400,20 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
                    });
 }
 
+OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
+  bool fmod = getFmod() != 0;
+  return foldArith(getC(), adaptor.getA(), adaptor.getB(),
+                   [fmod](int64_t a, int64_t b) -> std::optional<int64_t> {
+                     if (b == 0)
+                       return std::nullopt;
+                     int64_t r = a % b;
+                     // Integer Mod takes the sign of the divisor (Python).
+                     if (!fmod && r != 0 && ((r < 0) != (b < 0)))
+                       r += b;
+                     return r;
+                   });
+}
+
 OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
   return foldIntElementwise(
       cast<RankedTensorType>(getC().getType()), {adaptor.getA(), adaptor.getB()},
@@ -413,6 +468,58 @@ OpFoldResult RangeOp::fold(FoldAdaptor adaptor) {
   for (int64_t i = 0; i < resultType.getNumElements(); ++i)
     values.push_back((*start)[0] + i * (*delta)[0]);
   return buildInts(resultType, values);
+}
+
+//===----------------------------------------------------------------------===//
+// Canonicalization patterns
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A Dropout that is not in training mode, or whose ratio is 0, passes its
+/// input through and its mask is all true. (PyTorch exports such Dropouts
+/// with training_mode=true and ratio 0 for some torchvision models.)
+struct RemoveIdentityDropout : OpRewritePattern<DropoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  static bool isIdentity(DropoutOp op) {
+    if (isa<NoneType>(op.getTrainingMode().getType()))
+      return true;
+    Attribute attr;
+    if (matchPattern(op.getTrainingMode(), m_Constant(&attr))) {
+      auto values = getIntValues(attr);
+      if (values && llvm::all_of(*values, [](int64_t v) { return v == 0; }))
+        return true;
+    }
+    auto ratio = dyn_cast_or_null<DenseFPElementsAttr>(
+        matchPattern(op.getRatio(), m_Constant(&attr)) ? attr : Attribute());
+    return ratio && llvm::all_of(ratio.getValues<APFloat>(),
+                                 [](const APFloat &v) { return v.isZero(); });
+  }
+
+  LogicalResult matchAndRewrite(DropoutOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isIdentity(op))
+      return failure();
+    auto maskType = cast<RankedTensorType>(op.getMask().getType());
+    if (!op.getMask().use_empty() && !maskType.hasStaticShape()) {
+      if (op.getOutput().use_empty())
+        return failure();
+      rewriter.replaceAllUsesWith(op.getOutput(), op.getData());
+      return success();
+    }
+    Value mask;
+    if (!op.getMask().use_empty())
+      mask = rewriter.create<ConstantOp>(
+          op.getLoc(), DenseElementsAttr::get(maskType, true));
+    rewriter.replaceOp(op, {op.getData(), mask});
+    return success();
+  }
+};
+} // namespace
+
+void DropoutOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                            MLIRContext *context) {
+  patterns.add<RemoveIdentityDropout>(context);
 }
 
 //===----------------------------------------------------------------------===//

@@ -25,6 +25,7 @@ def Amp_Dialect : Dialect {
     by `amp.none`. Tensors are ranked, with static or dynamic dimensions.
   }];
   let hasConstantMaterializer = 1;
+  let hasCanonicalizer = 1;
   // Attributes live in the attribute dictionary: the ONNX importer builds ops
   // generically from ONNX attribute names.
   let usePropertiesForAttributes = 0;

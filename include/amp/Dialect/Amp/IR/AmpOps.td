@@ -180,6 +180,7 @@ def Amp_DropoutOp : Amp_PureOp<"Dropout", "dropout", "inferDropout"> {
                        AnyTypeOf<[Amp_BoolTensor, NoneType]>:$training_mode,
                        OptionalAttr<I64Attr>:$seed);
   let results = (outs Amp_Tensor:$output, Amp_BoolTensor:$mask);
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -191,7 +192,9 @@ def Amp_SubOp : Amp_BinaryOp<"Sub", "sub"> { let hasFolder = 1; }
 def Amp_MulOp : Amp_BinaryOp<"Mul", "mul"> { let hasFolder = 1; }
 def Amp_DivOp : Amp_BinaryOp<"Div", "div"> { let hasFolder = 1; }
 def Amp_ModOp : Amp_BinaryOp<"Mod", "mod",
-    (ins DefaultValuedAttr<I64Attr, "0">:$fmod)>;
+    (ins DefaultValuedAttr<I64Attr, "0">:$fmod)> {
+  let hasFolder = 1;
+}
 def Amp_PowOp : Amp_PureOp<"Pow", "pow", "inferBroadcastMixed"> {
   let summary = "ONNX Pow (base and exponent may have different types)";
   let arguments = (ins Amp_Tensor:$X, Amp_Tensor:$Y);

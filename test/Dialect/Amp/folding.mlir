@@ -1,0 +1,113 @@
+// RUN: amp-opt %s -canonicalize -split-input-file | FileCheck %s
+// Shape arithmetic as exporters write it folds away for static shapes.
+
+// CHECK-LABEL: func.func @shape_gather_unsqueeze_concat_reshape
+// CHECK-SAME: %[[X:.*]]: tensor<2x3x4xf32>
+func.func @shape_gather_unsqueeze_concat_reshape(%x: tensor<2x3x4xf32>) -> tensor<2x12xf32> {
+  // CHECK: %[[SHAPE:.*]] = amp.constant dense<[2, 12]> : tensor<2xi64>
+  // CHECK-NEXT: %[[R:.*]] = amp.reshape %[[X]], %[[SHAPE]]
+  // CHECK-NEXT: return %[[R]]
+  %shape = amp.shape %x : (tensor<2x3x4xf32>) -> tensor<3xi64>
+  %i0 = amp.constant dense<0> : tensor<i64>
+  %d0 = amp.gather %shape, %i0 : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %axes = amp.constant dense<[0]> : tensor<1xi64>
+  %u0 = amp.unsqueeze %d0, %axes : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+  %m1 = amp.constant dense<[12]> : tensor<1xi64>
+  %cat = amp.concat %u0, %m1 {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %r = amp.reshape %x, %cat : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  %c = amp.cast %r {to = f32} : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %out = amp.identity %c : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %fixed = amp.reshape %out, %cat : (tensor<?x?xf32>, tensor<2xi64>) -> tensor<2x12xf32>
+  return %fixed : tensor<2x12xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @arith_on_shapes
+func.func @arith_on_shapes() -> (tensor<2xi64>, tensor<i64>, tensor<3xi1>, tensor<3xi64>, tensor<i64>) {
+  // CHECK-DAG: dense<[24, 4]> : tensor<2xi64>
+  // CHECK-DAG: dense<2> : tensor<i64>
+  // CHECK-DAG: dense<[true, false, true]> : tensor<3xi1>
+  // CHECK-DAG: dense<[7, 5, 7]> : tensor<3xi64>
+  // CHECK-DAG: dense<1> : tensor<i64>
+  %a = amp.constant dense<[12, 2]> : tensor<2xi64>
+  %two = amp.constant dense<2> : tensor<i64>
+  %0 = amp.mul %a, %two : (tensor<2xi64>, tensor<i64>) -> tensor<2xi64>
+  %seven = amp.constant dense<7> : tensor<i64>
+  %three = amp.constant dense<3> : tensor<i64>
+  %1 = amp.div %seven, %three : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  %v = amp.constant dense<[-1, 5, -1]> : tensor<3xi64>
+  %m1 = amp.constant dense<-1> : tensor<i64>
+  %2 = amp.equal %v, %m1 : (tensor<3xi64>, tensor<i64>) -> tensor<3xi1>
+  %3 = amp.where %2, %seven, %v : (tensor<3xi1>, tensor<i64>, tensor<3xi64>) -> tensor<3xi64>
+  %neg = amp.constant dense<-5> : tensor<i64>
+  %4 = amp.mod %neg, %three : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  return %0, %1, %2, %3, %4 : tensor<2xi64>, tensor<i64>, tensor<3xi1>, tensor<3xi64>, tensor<i64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @no_fold_division_by_zero
+func.func @no_fold_division_by_zero() -> tensor<i64> {
+  // CHECK: amp.div
+  %a = amp.constant dense<7> : tensor<i64>
+  %z = amp.constant dense<0> : tensor<i64>
+  %0 = amp.div %a, %z : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @generators
+func.func @generators() -> (tensor<2x3xf32>, tensor<4xi64>, tensor<3xi64>) {
+  // CHECK-DAG: dense<1.000000e+00> : tensor<2x3xf32>
+  // CHECK-DAG: dense<[0, 3, 6, 9]> : tensor<4xi64>
+  // CHECK-DAG: dense<[5, 3, 1]> : tensor<3xi64>
+  %shape = amp.constant dense<[2, 3]> : tensor<2xi64>
+  %0 = amp.constant_of_shape %shape {value = dense<1.0> : tensor<1xf32>} : (tensor<2xi64>) -> tensor<2x3xf32>
+  %start = amp.constant dense<0> : tensor<i64>
+  %limit = amp.constant dense<10> : tensor<i64>
+  %delta = amp.constant dense<3> : tensor<i64>
+  %1 = amp.range %start, %limit, %delta : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<4xi64>
+  %data = amp.constant dense<[0, 1, 2, 3, 4, 5]> : tensor<6xi64>
+  %st = amp.constant dense<[5]> : tensor<1xi64>
+  %en = amp.constant dense<[0]> : tensor<1xi64>
+  %ax = amp.constant dense<[0]> : tensor<1xi64>
+  %sp = amp.constant dense<[-2]> : tensor<1xi64>
+  %2 = amp.slice %data, %st, %en, %ax, %sp : (tensor<6xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xi64>
+  return %0, %1, %2 : tensor<2x3xf32>, tensor<4xi64>, tensor<3xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose_and_slice_2d
+func.func @transpose_and_slice_2d() -> (tensor<2x3xi64>, tensor<2x2xi64>) {
+  // CHECK-DAG: dense<{{\[}}[1, 3, 5], [2, 4, 6]]> : tensor<2x3xi64>
+  // CHECK-DAG: dense<{{\[}}[5, 6], [3, 4]]> : tensor<2x2xi64>
+  %m = amp.constant dense<[[1, 2], [3, 4], [5, 6]]> : tensor<3x2xi64>
+  %0 = amp.transpose %m {perm = array<i64: 1, 0>} : (tensor<3x2xi64>) -> tensor<2x3xi64>
+  %st = amp.constant dense<[-1]> : tensor<1xi64>
+  %en = amp.constant dense<[0]> : tensor<1xi64>
+  %ax = amp.constant dense<[0]> : tensor<1xi64>
+  %sp = amp.constant dense<[-1]> : tensor<1xi64>
+  %1 = amp.slice %m, %st, %en, %ax, %sp : (tensor<3x2xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x2xi64>
+  return %0, %1 : tensor<2x3xi64>, tensor<2x2xi64>
+}
+
+// -----
+
+// Identity Dropouts vanish: inference mode (no training_mode) or ratio 0.
+// CHECK-LABEL: func.func @dropout
+// CHECK-SAME: %[[X:.*]]: tensor<4xf32>
+func.func @dropout(%x: tensor<4xf32>, %train: tensor<i1>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xi1>, tensor<4xf32>) {
+  // CHECK-DAG: %[[MASK:.*]] = amp.constant dense<true> : tensor<4xi1>
+  // CHECK-DAG: %[[KEEP:.*]], %{{.*}} = amp.dropout
+  // CHECK: return %[[X]], %[[X]], %[[MASK]], %[[KEEP]] :
+  %none = amp.none
+  %0:2 = amp.dropout %x, %none, %none : (tensor<4xf32>, none, none) -> (tensor<4xf32>, tensor<4xi1>)
+  %zero = amp.constant dense<0.0> : tensor<f32>
+  %1:2 = amp.dropout %x, %zero, %train : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> (tensor<4xf32>, tensor<4xi1>)
+  %half = amp.constant dense<0.5> : tensor<f32>
+  %2:2 = amp.dropout %x, %half, %train : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> (tensor<4xf32>, tensor<4xi1>)
+  return %0#0, %1#0, %1#1, %2#0 : tensor<4xf32>, tensor<4xf32>, tensor<4xi1>, tensor<4xf32>
+}

@@ -1,0 +1,142 @@
+// RUN: amp-opt %s -split-input-file -verify-diagnostics
+
+func.func @broadcast_mismatch(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
+  // expected-error @+2 {{operands have incompatible broadcast shapes}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.add %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @element_type_mismatch(%a: tensor<3xf32>, %b: tensor<3xf16>) -> tensor<3xf32> {
+  // expected-error @+2 {{operands must have the same element type, got f32 and f16}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.mul %a, %b : (tensor<3xf32>, tensor<3xf16>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @wrong_result_type(%a: tensor<3xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{inferred type(s) 'tensor<3xf32>' are incompatible with return type(s) of operation 'tensor<4xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.relu %a : (tensor<3xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @matmul_contraction(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
+  // expected-error @+2 {{contracting dimensions differ: 3 vs 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.matmul %a, %b : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @conv_channels(%x: tensor<1x3x8x8xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  %none = amp.none
+  // expected-error @+2 {{input has 3 channels but W expects 2 x group 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.conv %x, %w, %none : (tensor<1x3x8x8xf32>, tensor<4x2x3x3xf32>, none) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @transpose_perm(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+2 {{Transpose perm is not a permutation}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.transpose %x {perm = array<i64: 0, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @concat_rank(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+2 {{Concat inputs must have the same rank}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.concat %a, %b {axis = 0 : i64} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @axis_range(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+2 {{Concat axis 2 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.concat %x, %x {axis = 2 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @reshape_count(%x: tensor<2x3xf32>) -> tensor<4x2xf32> {
+  %s = amp.constant dense<[4, 2]> : tensor<2xi64>
+  // expected-error @+2 {{cannot reshape 6 elements into 8}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.reshape %x, %s : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @split_sizes(%x: tensor<6xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %s = amp.constant dense<[2, 2]> : tensor<2xi64>
+  // expected-error @+2 {{Split sizes add up to 4 but the dimension is 6}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = amp.split %x, %s {num_outputs = 2 : i64} : (tensor<6xf32>, tensor<2xi64>) -> (tensor<2xf32>, tensor<2xf32>)
+  return %0#0, %0#1 : tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+func.func @gemm_rank(%a: tensor<2x3x4xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
+  %none = amp.none
+  // expected-error @+2 {{Gemm operands A and B must be 2-d}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.gemm %a, %b, %none : (tensor<2x3x4xf32>, tensor<4x5xf32>, none) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @pool_window(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x1x1xf32> {
+  // expected-error @+2 {{window of size 3 does not fit spatial dimension 0 of size 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.average_pool %x {kernel_shape = array<i64: 3, 3>} : (tensor<1x1x2x2xf32>) -> tensor<1x1x1x1xf32>
+  return %0 : tensor<1x1x1x1xf32>
+}
+
+// -----
+
+func.func @float_only(%x: tensor<3xi32>) -> tensor<3xi32> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 64-bit float or 32-bit float or 16-bit float or bfloat16 type values}}
+  %0 = amp.exp %x : (tensor<3xi32>) -> tensor<3xi32>
+  return %0 : tensor<3xi32>
+}
+
+// -----
+
+func.func @if_branches(%c: tensor<i1>, %x: tensor<4xf32>, %y: tensor<4xi32>) -> tensor<4xf32> {
+  // expected-error @+1 {{else branch yields 'tensor<4xi32>' but the op expects 'tensor<4xf32>'}}
+  %0 = amp.if %c : tensor<i1> -> tensor<4xf32> then {
+    amp.yield %x : tensor<4xf32>
+  } else {
+    amp.yield %y : tensor<4xi32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @loop_body_arguments(%n: tensor<i64>, %c: tensor<i1>, %v: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{body must take (iteration, condition, 1 loop-carried values), got 2 arguments}}
+  %0 = amp.loop %n, %c, %v : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>):
+    amp.yield %cond, %v : tensor<i1>, tensor<2xf32>
+  }
+  return %0 : tensor<2xf32>
+}
