@@ -24,4 +24,4 @@ llvm_config.with_system_environment(["HOME", "PYTHONPATH"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions([ToolSubst("amp-opt", unresolved="fatal")], tool_dirs)
+llvm_config.add_tool_substitutions([ToolSubst("amp-opt", unresolved="fatal"), "split-file", "not", "FileCheck"], tool_dirs)

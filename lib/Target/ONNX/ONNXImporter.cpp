@@ -400,7 +400,10 @@ LogicalResult ONNXImporter::importGraph(onnx::GraphProto &graph, Block &block,
                                         ArrayRef<Type> argumentTypes,
                                         bool isMain,
                                         SmallVectorImpl<Value> &outputs) {
-  OpBuilder builder = OpBuilder::atBlockEnd(&block);
+  // Subgraph blocks are not attached to an op yet: give the context
+  // explicitly.
+  OpBuilder builder(context);
+  builder.setInsertionPointToEnd(&block);
   if (failed(importInitializers(graph, builder, scope)))
     return failure();
 
@@ -480,6 +483,8 @@ LogicalResult ONNXImporter::importConstantNode(onnx::NodeProto &node,
   ElementsAttr value;
   StringRef name = attr.name();
   if (name == "value") {
+    if (attr.t().name().empty())
+      attr.mutable_t()->set_name(node.output(0));
     auto converted = convertAttribute(attr, ctx);
     if (failed(converted))
       return failure();
@@ -603,7 +608,9 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
     if (failed(importGraph(*graphAttr->mutable_g(), *body, inner, innerPath,
                            *argumentTypes, /*isMain=*/false, yielded)))
       return failure();
-    OpBuilder::atBlockEnd(body).create<YieldOp>(ctx.loc, yielded);
+    OpBuilder bodyBuilder(context);
+    bodyBuilder.setInsertionPointToEnd(body);
+    bodyBuilder.create<YieldOp>(ctx.loc, yielded);
   }
   for (const onnx::AttributeProto &attr : node.attribute())
     if (attr.type() == onnx::AttributeProto::GRAPH &&
@@ -613,7 +620,10 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
   state.addOperands(pending.operands);
   state.addAttributes(pending.attributes);
 
-  Operation *op;
+  // Diagnostics from type inference and verification are collected and
+  // re-emitted with the node's context once the collector is gone.
+  Operation *op = nullptr;
+  std::string problem;
   {
     DiagnosticCollector diagnostics(context);
     SmallVector<Type> resultTypes;
@@ -625,18 +635,21 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
         failed(inference->inferReturnTypes(
             context, ctx.loc, pending.operands,
             state.attributes.getDictionary(context), OpaqueProperties(nullptr),
-            regions, resultTypes)))
-      return ctx.fail(diagnostics.str().empty()
-                          ? std::string("cannot infer the result types")
-                          : diagnostics.str());
-    state.addTypes(resultTypes);
-    op = builder.create(state);
-    if (failed(verify(op))) {
-      std::string message = diagnostics.str();
-      op->erase();
-      return ctx.fail(message);
+            regions, resultTypes))) {
+      problem = diagnostics.str().empty() ? "cannot infer the result types"
+                                          : diagnostics.str();
+    } else {
+      state.addTypes(resultTypes);
+      op = builder.create(state);
+      if (failed(verify(op))) {
+        problem = diagnostics.str();
+        op->erase();
+        op = nullptr;
+      }
     }
   }
+  if (!op)
+    return ctx.fail(problem);
 
   if (node.output_size() > static_cast<int>(op->getNumResults()))
     return ctx.fail("has " + llvm::Twine(node.output_size()) +

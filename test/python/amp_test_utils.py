@@ -1,0 +1,118 @@
+"""Helpers for amp's pytest suite: running amp-opt and reading the MLIR it prints."""
+
+import os
+import re
+import signal
+import subprocess
+
+import onnx
+
+MLIR_BYTECODE_MAGIC = b"ML\xefR"
+
+# An operation at the start of a line: `%a, %b:2 = amp.op ...`, `amp.yield ...`
+# or the generic form `"amp.op"(...)`.
+_OP_RE = re.compile(r'^\s*(?:%[\w#:]+(?:\s*,\s*%[\w#:]+)*\s*=\s*)?"?(amp\.\w+)')
+_DEF_RE = re.compile(r"(%\w+)(?::\d+)?(?=(?:\s*,\s*%[\w:]+)*\s*=)")
+_USE_RE = re.compile(r"%\w+")
+_ARG_RE = re.compile(r"(%\w+):\s")
+
+
+class AmpOpt:
+    """Runs one amp-opt binary and checks its results."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def run(self, *args, timeout=300):
+        """Run ``amp-opt ARGS`` and return the CompletedProcess (text stderr)."""
+        return subprocess.run(
+            [self.path, *map(str, args)], capture_output=True, text=True, timeout=timeout
+        )
+
+    def import_model(self, model, out_path, *flags):
+        """Import ``model`` (a path, or a ModelProto saved beside ``out_path``).
+
+        Asserts success, then that the output parses back
+        (``amp-opt OUT --verify-roundtrip``). Returns the MLIR text.
+        """
+        model_path = model
+        if isinstance(model, onnx.ModelProto):
+            model_path = os.path.splitext(str(out_path))[0] + ".onnx"
+            onnx.save_model(model, model_path)
+        proc = self.run(model_path, "-o", out_path, *flags)
+        assert proc.returncode == 0, describe_failure(proc)
+        check = self.run(out_path, "--verify-roundtrip", "-o", os.devnull)
+        assert check.returncode == 0, describe_failure(check)
+        with open(out_path, encoding="utf-8") as f:
+            return f.read()
+
+    def expect_import_error(self, model_path, *fragments):
+        """Import ``model_path`` and assert a clean failure.
+
+        A clean failure exits with a positive status (not killed by a
+        signal), prints every one of ``fragments`` on stderr and writes no
+        output file. Returns stderr.
+        """
+        out_path = str(model_path) + ".mlir"
+        proc = self.run(model_path, "-o", out_path)
+        assert proc.returncode > 0, describe_failure(proc)
+        for fragment in fragments:
+            assert fragment in proc.stderr, f"{fragment!r} not in stderr:\n{proc.stderr}"
+        assert not os.path.exists(out_path), "amp-opt wrote an output file after failing"
+        return proc.stderr
+
+
+def describe_failure(proc):
+    """A message for an unexpected amp-opt result, naming a crash as such."""
+    status = f"exit status {proc.returncode}"
+    if proc.returncode < 0:
+        status = f"CRASH: killed by {signal.Signals(-proc.returncode).name}"
+    return f"{' '.join(proc.args)}: {status}\nstderr:\n{proc.stderr[-4000:]}"
+
+
+def op_names(mlir_text):
+    """The amp op names in ``mlir_text``, in order of appearance."""
+    names = []
+    for line in mlir_text.splitlines():
+        match = _OP_RE.match(line)
+        if match:
+            names.append(match.group(1))
+    return names
+
+
+def op_regions(mlir_text, op_name):
+    """The region bodies of the first ``op_name`` op and the text before it.
+
+    Regions are the top-level ``{...}`` groups of the op that hold an
+    ``amp.yield``. Returns ``(text before the op, [region texts])``.
+    """
+    match = re.search(rf"^.*=\s*{re.escape(op_name)}\b", mlir_text, re.MULTILINE)
+    assert match, f"no {op_name} in:\n{mlir_text}"
+    regions, depth, start = [], 0, None
+    for index in range(match.end(), len(mlir_text)):
+        char = mlir_text[index]
+        if char == "{":
+            if depth == 0:
+                start = index + 1
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0 and "amp.yield" in mlir_text[start:index]:
+                regions.append(mlir_text[start:index])
+        elif char == "\n" and depth == 0 and regions:
+            break
+    return mlir_text[: match.start()], regions
+
+
+def defined_values(mlir_text):
+    """SSA values ``mlir_text`` defines: op results and block or function arguments."""
+    return set(_DEF_RE.findall(mlir_text)) | set(_ARG_RE.findall(mlir_text))
+
+
+def outer_values_used(region_text):
+    """SSA values a region uses but does not define."""
+    used = set()
+    for line in region_text.splitlines():
+        operands = line.split("=", 1)[1] if _DEF_RE.search(line) else line
+        used.update(_USE_RE.findall(operands.split(":", 1)[0]))
+    return used - defined_values(region_text)

@@ -1,0 +1,32 @@
+"""pytest setup for amp's Python tests.
+
+- amp-opt is ``$AMP_OPT`` if set, else ``<repo>/build/bin/amp-opt``; the
+  ``amp_opt`` fixture wraps it (see ``amp_test_utils.AmpOpt``).
+- ``<repo>/python`` goes on ``sys.path`` so tests can import ``amp_testmodels``.
+- The ``slow`` marker tags long tests; they run by default
+  (``-m "not slow"`` leaves them out).
+"""
+
+import os
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "python"))
+
+from amp_test_utils import AmpOpt  # noqa: E402  (needs the path above)
+
+
+def pytest_configure(config):
+    """Register the ``slow`` marker."""
+    config.addinivalue_line("markers", "slow: takes a minute or more (still runs by default)")
+
+
+@pytest.fixture(scope="session")
+def amp_opt():
+    """The amp-opt binary under test, as an :class:`AmpOpt`."""
+    path = os.environ.get("AMP_OPT") or os.path.join(REPO, "build", "bin", "amp-opt")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"amp-opt not found at {path}; build it or set AMP_OPT")
+    return AmpOpt(path)
