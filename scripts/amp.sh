@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# amp's one entry point for set-up, build, demo and tests.
+#
+#   scripts/amp.sh demo   install what is missing, build, import the bundled
+#                         example model and print the result
+#   scripts/amp.sh test   install what is missing, build, run every test
+#                         (lit + FileCheck, GoogleTest, pytest)
+#   scripts/amp.sh build  install what is missing and build only
+#
+# Installing needs root (apt-get, pip); without root the script prints what
+# to install and stops if something is missing.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${AMP_BUILD_DIR:-$ROOT/build}"
+PYTHON="${PYTHON:-python3}"
+LLVM_PREFIX=/usr/lib/llvm-19
+JOBS="${AMP_JOBS:-2}"
+
+APT_PACKAGES=(cmake ninja-build ccache g++ llvm-19-dev libmlir-19-dev
+  mlir-19-tools llvm-19-tools libonnx-dev libprotobuf-dev protobuf-compiler
+  libgtest-dev libonnx-testdata time)
+PIP_PACKAGES=(onnx numpy pytest onnxruntime)
+
+log() { printf '== %s\n' "$*" >&2; }
+
+install_deps() {
+  local missing_apt=() missing_pip=()
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+      || missing_apt+=("$p")
+  done
+  for p in "${PIP_PACKAGES[@]}"; do
+    "$PYTHON" -c "import $p" 2>/dev/null || missing_pip+=("$p")
+  done
+  if ((${#missing_apt[@]} + ${#missing_pip[@]} == 0)); then
+    return
+  fi
+  if [[ $(id -u) -ne 0 ]]; then
+    log "missing Debian packages: ${missing_apt[*]:-none}"
+    log "missing Python packages: ${missing_pip[*]:-none}"
+    log "install them (sudo apt-get install ...; $PYTHON -m pip install ...) and rerun"
+    exit 1
+  fi
+  if ((${#missing_apt[@]})); then
+    log "apt-get install ${missing_apt[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_apt[@]}" >/dev/null
+  fi
+  if ((${#missing_pip[@]})); then
+    log "pip install ${missing_pip[*]}"
+    "$PYTHON" -m pip install -q "${missing_pip[@]}"
+  fi
+}
+
+build() {
+  log "configure + build ($BUILD)"
+  if [[ ! -f "$BUILD/build.ninja" ]]; then
+    cmake -G Ninja -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
+      -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
+      -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/build/utils/lit/lit.py" \
+      -DPython3_EXECUTABLE="$(command -v "$PYTHON")" >/dev/null
+  fi
+  ninja -C "$BUILD" -j "$JOBS" amp-opt amp-unittests
+}
+
+demo() {
+  local out="$BUILD/demo"
+  mkdir -p "$out"
+  "$PYTHON" "$ROOT/test/lit-tools/onnx-encode.py" \
+    "$ROOT/examples/small_convnet.onnxtxt" "$out/small_convnet.onnx"
+  log "amp-opt $out/small_convnet.onnx -o $out/small_convnet.mlir"
+  "$BUILD/bin/amp-opt" "$out/small_convnet.onnx" -o "$out/small_convnet.mlir"
+  sed -n '1,/^}/p' "$out/small_convnet.mlir"
+}
+
+run_tests() {
+  local status=0
+  log "lit + FileCheck"
+  ninja -C "$BUILD" -j "$JOBS" check-amp-lit || status=1
+  log "GoogleTest"
+  "$BUILD/bin/amp-unittests" --gtest_brief=1 || status=1
+  log "pytest"
+  AMP_OPT="$BUILD/bin/amp-opt" "$PYTHON" -m pytest -q "$ROOT/test/python" || status=1
+  if ((status)); then
+    log "some tests FAILED"
+  else
+    log "all tests passed"
+  fi
+  return $status
+}
+
+case "${1:-}" in
+  demo) install_deps; build; demo ;;
+  test) install_deps; build; run_tests ;;
+  build) install_deps; build ;;
+  *) echo "usage: $0 {demo|test|build}" >&2; exit 2 ;;
+esac
