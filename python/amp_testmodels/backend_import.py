@@ -232,17 +232,22 @@ def load_xfail(path):
 
 
 def write_xfail(path, results):
-    """Write the current failures to ``path``, grouped by reason."""
-    failures = sorted((r for r in results if not r.passed), key=lambda r: (r.reason, r.key))
-    width = max((len(r.key) for r in failures), default=0)
+    """Write the current failures to ``path``, grouped by reason, most frequent first."""
+    groups = collections.defaultdict(list)
+    for result in results:
+        if not result.passed:
+            groups[result.reason].append(result.key)
+    width = max((len(key) for keys in groups.values() for key in keys), default=0)
     with open(path, "w", encoding="utf-8") as f:
         f.write(
             "# Expected amp-opt import failures of the ONNX backend node tests.\n"
             "# Written by python/amp_testmodels/backend_import.py --write-xfail;\n"
             "# one `<source>/<test>  # reason` per line, grouped by reason.\n"
         )
-        for result in failures:
-            f.write(f"{result.key:<{width}}  # {result.reason}\n")
+        for reason, keys in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
+            f.write(f"\n# --- {reason} ({len(keys)})\n")
+            for key in sorted(keys):
+                f.write(f"{key:<{width}}  # {reason}\n")
 
 
 def compare(results, xfail):
@@ -263,32 +268,35 @@ def compare(results, xfail):
 # --------------------------------------------------------------------------
 
 
-def report(results, xfail, out=sys.stdout):
+def report(results, xfail):
     """Print the report; return True when the results match the xfail list."""
     unexpected_failures, unexpected_passes = compare(results, xfail)
     failures = [r for r in results if not r.passed]
     by_source = collections.Counter(r.key.split("/")[0] for r in results)
-    print("models: " + ", ".join(f"{s} {n}" for s, n in sorted(by_source.items())), file=out)
-    print(f"failures by reason ({len(failures)} in all):", file=out)
+    print("models: " + ", ".join(f"{s} {n}" for s, n in sorted(by_source.items())))
+    print(f"failures by reason ({len(failures)} in all):")
     for reason, count in collections.Counter(r.reason for r in failures).most_common():
-        print(f"  {count:5d}  {reason}", file=out)
-    print(f"distinct op types imported: {len(imported_op_types(results))}", file=out)
+        print(f"  {count:5d}  {reason}")
+    print(f"distinct op types imported: {len(imported_op_types(results))}")
     for result, listed in unexpected_failures:
         note = f" (listed as: {listed})" if listed is not None else ""
-        print(f"unexpected failure: {result.key}  # {result.reason}{note}", file=out)
+        print(f"unexpected failure: {result.key}  # {result.reason}{note}")
     for result, listed in unexpected_passes:
-        print(f"unexpected pass: {result.key}  (listed as: {listed})", file=out)
+        print(f"unexpected pass: {result.key}  (listed as: {listed})")
     expected = len(failures) - len(unexpected_failures)
-    print(f"expected failures (xfail): {expected}", file=out)
+    print(f"expected failures (xfail): {expected}")
     passed = len(results) - len(failures)
-    print(f"backend import: {passed} passed, {len(unexpected_failures)} failed", file=out)
+    print(f"backend import: {passed} passed, {len(unexpected_failures)} failed")
     return not unexpected_failures and not unexpected_passes
 
 
 def main(argv=None):
+    """Command-line entry point; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--amp-opt", default=DEFAULT_AMP_OPT, help="amp-opt binary (%(default)s)")
-    parser.add_argument("--xfail", default=DEFAULT_XFAIL, help="expected-failure list (%(default)s)")
+    parser.add_argument(
+        "--xfail", default=DEFAULT_XFAIL, help="expected-failure list (%(default)s)"
+    )
     parser.add_argument(
         "--write-xfail", action="store_true", help="rewrite the xfail list from this run's failures"
     )

@@ -53,21 +53,26 @@ def test_xfail_list_format():
             "unsupported operator Foo",
         ),
         (
-            "m.onnx:0:0: error: m.onnx: default-domain opset 9 is not supported (amp supports 11 to 25)",
+            "m.onnx:0:0: error: m.onnx: default-domain opset 9 is not supported "
+            "(amp supports 11 to 25)",
             "opset 9 not supported",
         ),
-        ("m.onnx:0:0: error: m.onnx: input 'x' has unsupported type STRING", "unsupported element type STRING"),
+        (
+            "m.onnx:0:0: error: m.onnx: input 'x' has unsupported type STRING",
+            "unsupported element type STRING",
+        ),
         (
             "m.onnx:0:0: error: m.onnx: input 'like' has unsupported type data type 17",
             "unsupported element type FLOAT8E4M3FN",
         ),
         (
-            "m.onnx:0:0: error: m.onnx: input 's' is not a tensor (sequences, maps and optionals are not supported)",
+            "m.onnx:0:0: error: m.onnx: input 's' is not a tensor "
+            "(sequences, maps and optionals are not supported)",
             "sequence/map/optional types not supported",
         ),
         (
-            "m.onnx:0:0: error: m.onnx: node 'sq' (#0 in main, op Squeeze, domain 'ai.onnx', opset 13): "
-            "Squeeze axes must be constant",
+            "m.onnx:0:0: error: m.onnx: node 'sq' (#0 in main, op Squeeze, "
+            "domain 'ai.onnx', opset 13): Squeeze axes must be constant",
             "Squeeze: Squeeze axes must be constant",
         ),
         ("", "failed without an error message"),

@@ -107,9 +107,17 @@ def test_reduce_axes_attribute_and_input_forms_match(amp_opt, tmp_path):
         opset: amp_opt.import_model(build("reduce_axes", opset), tmp_path / f"r{opset}.mlir")
         for opset in (13, 18)
     }
-    sequences = {opset: [n for n in op_names(t) if n.startswith("amp.reduce")] for opset, t in texts.items()}
+    sequences = {
+        opset: [name for name in op_names(text) if name.startswith("amp.reduce")]
+        for opset, text in texts.items()
+    }
     assert sequences[13] == sequences[18]
-    assert sequences[13] == ["amp.reduce_mean", "amp.reduce_sum", "amp.reduce_max", "amp.reduce_sum"]
+    assert sequences[13] == [
+        "amp.reduce_mean",
+        "amp.reduce_sum",
+        "amp.reduce_max",
+        "amp.reduce_sum",
+    ]
     for text in texts.values():
         reductions = [line for line in text.splitlines() if "= amp.reduce_" in line]
         assert len(reductions) == 4

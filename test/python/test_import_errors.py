@@ -8,7 +8,6 @@ the onnx checker (they are invalid on purpose).
 import os
 import zipfile
 
-import onnx
 import pytest
 from onnx import TensorProto, helper
 
@@ -38,7 +37,8 @@ def save(tmp_path, model, name="model.onnx"):
 
 def relu_model(opset=17):
     """A valid one-node model x[2] -> Relu -> y[2]."""
-    return make_model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [tensor("x")], [tensor("y")], opset)
+    relu = helper.make_node("Relu", ["x"], ["y"], name="relu")
+    return make_model([relu], [tensor("x")], [tensor("y")], opset)
 
 
 @pytest.fixture
@@ -142,6 +142,13 @@ def test_duplicate_output_names(amp_opt, tmp_path):
     )
 
 
+def test_duplicate_graph_input(amp_opt, tmp_path):
+    """Two graph inputs with the same name (not SSA; the onnx checker rejects it)."""
+    relu = helper.make_node("Relu", ["x"], ["y"])
+    model = make_model([relu], [tensor("x"), tensor("x")], [tensor("y")])
+    amp_opt.expect_import_error(save(tmp_path, model), "'x'", "defined twice")
+
+
 def test_undefined_input(amp_opt, tmp_path):
     """A node input that nothing defines."""
     nodes = [helper.make_node("Add", ["x", "ghost"], ["y"], name="adder")]
@@ -154,7 +161,9 @@ def test_undefined_input(amp_opt, tmp_path):
 def test_undefined_graph_output(amp_opt, tmp_path):
     """A graph output that nothing produces."""
     model = make_model([helper.make_node("Relu", ["x"], ["z"])], [tensor("x")], [tensor("y")])
-    amp_opt.expect_import_error(save(tmp_path, model), "graph output 'y'", "not produced by any node")
+    amp_opt.expect_import_error(
+        save(tmp_path, model), "graph output 'y'", "not produced by any node"
+    )
 
 
 # --------------------------------------------------------------------------
