@@ -11,7 +11,7 @@ Model sources, each keyed ``<source>/<test dir name>``:
   package, found with ``dpkg -L``; skipped when it is not installed.
 
 Each model is imported with ``amp-opt MODEL -o /dev/null`` (two workers,
-60 s each). A failure's reason is a category derived from amp-opt's error
+60 s and 6 GiB of address space each). A failure's reason is a category derived from amp-opt's error
 message ("unsupported operator X", "opset N not supported", ...). The
 results are compared with the expected-failure list (default
 ``test/python/backend_import_xfail.txt``, lines ``key  # reason``):
@@ -43,6 +43,7 @@ import glob
 import io
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -56,6 +57,9 @@ DEFAULT_AMP_OPT = os.environ.get("AMP_OPT", os.path.join(REPO, "build", "bin", "
 DEFAULT_XFAIL = os.path.join(REPO, "test", "python", "backend_import_xfail.txt")
 DEBIAN_PACKAGE = "libonnx-testdata"
 CRASH_PREFIX = "crash"
+# Address-space cap inherited by every amp-opt run: a runaway import aborts
+# (reported as a crash) instead of exhausting the machine.
+MEMORY_LIMIT_BYTES = 6 << 30
 
 
 @dataclasses.dataclass
@@ -185,7 +189,14 @@ def import_model(amp_opt, key, path, timeout):
 
 
 def import_all(amp_opt, models, jobs, timeout):
-    """Import ``models`` (key -> path) in parallel; results in key order."""
+    """Import ``models`` (key -> path) in parallel; results in key order.
+
+    Lowers this process's address-space limit (soft and hard) to
+    :data:`MEMORY_LIMIT_BYTES` first, so that the amp-opt children inherit it.
+    """
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = MEMORY_LIMIT_BYTES if hard == resource.RLIM_INFINITY else min(hard, MEMORY_LIMIT_BYTES)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = [
             pool.submit(import_model, amp_opt, key, path, timeout) for key, path in models.items()

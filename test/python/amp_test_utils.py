@@ -2,12 +2,17 @@
 
 import os
 import re
+import resource
 import signal
 import subprocess
 
 import onnx
 
 MLIR_BYTECODE_MAGIC = b"ML\xefR"
+
+# Address-space cap for amp-opt: a runaway rewrite loop then aborts within
+# seconds instead of exhausting the machine. The > 2 GiB model needs ~2.2 GiB.
+MEMORY_LIMIT_BYTES = 6 << 30
 
 # An operation at the start of a line: `%a, %b:2 = amp.op ...`, `amp.yield ...`
 # or the generic form `"amp.op"(...)`.
@@ -24,9 +29,13 @@ class AmpOpt:
         self.path = path
 
     def run(self, *args, timeout=300):
-        """Run ``amp-opt ARGS`` and return the CompletedProcess (text stderr)."""
+        """Run ``amp-opt ARGS`` under the memory cap; return the CompletedProcess (text)."""
         return subprocess.run(
-            [self.path, *map(str, args)], capture_output=True, text=True, timeout=timeout
+            [self.path, *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            preexec_fn=limit_memory,
         )
 
     def import_model(self, model, out_path, *flags):
@@ -60,6 +69,11 @@ class AmpOpt:
             assert fragment in proc.stderr, f"{fragment!r} not in stderr:\n{proc.stderr}"
         assert not os.path.exists(out_path), "amp-opt wrote an output file after failing"
         return proc.stderr
+
+
+def limit_memory():
+    """Cap the calling process's address space at :data:`MEMORY_LIMIT_BYTES`."""
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
 
 
 def describe_failure(proc):

@@ -71,6 +71,17 @@ def test_shape_chain_kept_without_folding(amp_opt, tmp_path, opset):
 
 
 @pytest.mark.parametrize("opset", OPSETS)
+def test_shape_chain_cleanup_without_import_folding(amp_opt, tmp_path, opset):
+    """With only ``--amp-no-import-folding`` the canonicalize + cse cleanup still
+    runs: it must terminate and fold the static Shape/Gather/Concat arithmetic."""
+    text = amp_opt.import_model(
+        static_shape_chain(opset), tmp_path / "cleaned.mlir", "--amp-no-import-folding"
+    )
+    left = sorted(set(op_names(text)) & {"amp.shape", "amp.gather", "amp.concat"})
+    assert not left, f"shape ops left after cleanup: {left}\n{text}"
+
+
+@pytest.mark.parametrize("opset", OPSETS)
 def test_if_has_two_regions_using_outer_values(amp_opt, tmp_path, opset):
     """``If`` becomes ``amp.if`` whose branches read values defined outside it."""
     text = amp_opt.import_model(build("if_model", opset), tmp_path / "if.mlir")

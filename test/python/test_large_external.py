@@ -14,7 +14,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from amp_test_utils import MLIR_BYTECODE_MAGIC
+from amp_test_utils import MLIR_BYTECODE_MAGIC, limit_memory
 
 NUM_ELEMENTS = 536870912 + 1024  # float32: 2 GiB + 4 KiB
 BYTES = NUM_ELEMENTS * 4
@@ -73,6 +73,7 @@ def test_initializer_over_2gib_bytecode_header(amp_opt, large_model, tmp_path):
         [amp_opt.path, str(large_model), "--emit-bytecode", "-o", "-"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=limit_memory,
     ) as proc:
         head = proc.stdout.read(4)
         size = len(head)

@@ -409,9 +409,12 @@ LogicalResult ONNXImporter::importGraph(onnx::GraphProto &graph, Block &block,
 
   // Graph inputs become block arguments (initializers listed as inputs, as
   // in IR version < 4, stay constants).
+  llvm::StringSet<> initializerNames;
+  for (const onnx::TensorProto &tensor : graph.initializer())
+    initializerNames.insert(tensor.name());
   unsigned argIndex = 0;
   for (const onnx::ValueInfoProto &input : graph.input()) {
-    if (isMain && scope.lookup(input.name()))
+    if (isMain && initializerNames.erase(input.name()))
       continue;
     Type type;
     if (argIndex < argumentTypes.size() && argumentTypes[argIndex]) {
