@@ -29,26 +29,29 @@ class AmpOpt:
         self.path = path
 
     def run(self, *args, timeout=300):
-        """Run ``amp-opt ARGS`` under the memory cap; return the CompletedProcess (text)."""
-        return subprocess.run(
-            [self.path, *map(str, args)],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            preexec_fn=limit_memory,
-        )
+        """Run ``amp-opt ARGS`` under the memory cap; return the CompletedProcess (text).
 
-    def import_model(self, model, out_path, *flags):
+        Running longer than ``timeout`` seconds is an assertion failure.
+        """
+        command = [self.path, *map(str, args)]
+        try:
+            return subprocess.run(
+                command, capture_output=True, text=True, timeout=timeout, preexec_fn=limit_memory
+            )
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{' '.join(command)}: no result within {timeout} s") from None
+
+    def import_model(self, model, out_path, *flags, timeout=300):
         """Import ``model`` (a path, or a ModelProto saved beside ``out_path``).
 
-        Asserts success, then that the output parses back
-        (``amp-opt OUT --verify-roundtrip``). Returns the MLIR text.
+        Asserts success within ``timeout`` seconds, then that the output
+        parses back (``amp-opt OUT --verify-roundtrip``). Returns the MLIR text.
         """
         model_path = model
         if isinstance(model, onnx.ModelProto):
             model_path = os.path.splitext(str(out_path))[0] + ".onnx"
             onnx.save_model(model, model_path)
-        proc = self.run(model_path, "-o", out_path, *flags)
+        proc = self.run(model_path, "-o", out_path, *flags, timeout=timeout)
         assert proc.returncode == 0, describe_failure(proc)
         check = self.run(out_path, "--verify-roundtrip", "-o", os.devnull)
         assert check.returncode == 0, describe_failure(check)

@@ -70,12 +70,11 @@ def test_shape_chain_kept_without_folding(amp_opt, tmp_path, opset):
     assert not missing, f"missing {missing}:\n{text}"
 
 
-@pytest.mark.parametrize("opset", OPSETS)
-def test_shape_chain_cleanup_without_import_folding(amp_opt, tmp_path, opset):
+def test_shape_chain_cleanup_without_import_folding(amp_opt, tmp_path):
     """With only ``--amp-no-import-folding`` the canonicalize + cse cleanup still
-    runs: it must terminate and fold the static Shape/Gather/Concat arithmetic."""
+    runs: it must finish quickly and fold the static Shape/Gather/Concat arithmetic."""
     text = amp_opt.import_model(
-        static_shape_chain(opset), tmp_path / "cleaned.mlir", "--amp-no-import-folding"
+        static_shape_chain(17), tmp_path / "cleaned.mlir", "--amp-no-import-folding", timeout=20
     )
     left = sorted(set(op_names(text)) & {"amp.shape", "amp.gather", "amp.concat"})
     assert not left, f"shape ops left after cleanup: {left}\n{text}"

@@ -533,6 +533,12 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
     return ctx.fail("unsupported operator; amp supports " +
                     llvm::Twine(getOnnxOpTable().size()) +
                     " ONNX operators (see docs/OnnxOperators.md)");
+  std::optional<int64_t> version = getSelectedOpVersion(node.op_type(), opset);
+  if (version && *version > kMaxSupportedOpVersion)
+    return ctx.fail("opset " + llvm::Twine(opset) + " selects version " +
+                    llvm::Twine(*version) + " of " + node.op_type() +
+                    ", newer than the version amp models (at most " +
+                    llvm::Twine(kMaxSupportedOpVersion) + ")");
   std::optional<RegisteredOperationName> opName =
       RegisteredOperationName::lookup(*ampName, context);
   assert(opName && "amp op must be registered");
@@ -699,11 +705,11 @@ OwningOpRef<ModuleOp> ONNXImporter::importModel(onnx::ModelProto &model) {
   if (!hasDefaultDomain)
     return modelError("the model imports no default-domain (ai.onnx) opset"),
            nullptr;
-  if (opset < kMinSupportedOpset || opset > kMaxSupportedOpset)
+  if (opset < kMinSupportedOpset || opset > getLatestKnownOpset())
     return modelError("default-domain opset " + llvm::Twine(opset) +
                       " is not supported (amp supports " +
                       llvm::Twine(kMinSupportedOpset) + " to " +
-                      llvm::Twine(kMaxSupportedOpset) +
+                      llvm::Twine(getLatestKnownOpset()) +
                       "; convert with onnx.version_converter)"),
            nullptr;
   if (model.functions_size() > 0)

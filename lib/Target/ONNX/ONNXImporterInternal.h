@@ -49,6 +49,11 @@ struct PendingOp {
 /// The amp op name for an ONNX op type, if amp models it.
 std::optional<llvm::StringRef> lookupAmpOpName(llvm::StringRef onnxOpType);
 
+/// The version of `opType` that `opset` selects (its newest version not
+/// above the opset), or std::nullopt for op types ONNX does not define.
+std::optional<int64_t> getSelectedOpVersion(llvm::StringRef opType,
+                                            int64_t opset);
+
 /// Every ONNX op type amp imports, sorted.
 std::vector<std::string> getSupportedOnnxOps();
 

@@ -11,6 +11,7 @@
 #include "ONNXImporterInternal.h"
 
 #include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "amp/Target/ONNX/ONNXImporter.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
@@ -19,6 +20,52 @@ using namespace mlir::amp;
 using namespace mlir::amp::onnx_import;
 using llvm::SmallVector;
 using llvm::StringRef;
+
+namespace {
+#define AMP_ONNX_LATEST_OPSET(n) constexpr int64_t kLatestKnownOpset = n;
+#define AMP_ONNX_VERSION_SLOTS(n) constexpr int kVersionSlots = n;
+#define AMP_ONNX_OP(name, ...)
+#include "OnnxOpVersions.inc"
+#undef AMP_ONNX_LATEST_OPSET
+#undef AMP_ONNX_VERSION_SLOTS
+#undef AMP_ONNX_OP
+
+/// The opset versions that changed one ONNX operator.
+struct OpVersions {
+  const char *name;
+  int versions[kVersionSlots];
+};
+
+#define AMP_ONNX_LATEST_OPSET(n)
+#define AMP_ONNX_VERSION_SLOTS(n)
+#define AMP_ONNX_OP(name, ...) {name, {__VA_ARGS__}},
+const OpVersions kOpVersions[] = {
+#include "OnnxOpVersions.inc"
+};
+#undef AMP_ONNX_LATEST_OPSET
+#undef AMP_ONNX_VERSION_SLOTS
+#undef AMP_ONNX_OP
+} // namespace
+
+int64_t mlir::amp::getLatestKnownOpset() { return kLatestKnownOpset; }
+
+std::optional<int64_t> onnx_import::getSelectedOpVersion(StringRef opType,
+                                                         int64_t opset) {
+  const OpVersions *entry =
+      std::lower_bound(std::begin(kOpVersions), std::end(kOpVersions), opType,
+                       [](const OpVersions &e, StringRef name) {
+                         return StringRef(e.name) < name;
+                       });
+  if (entry == std::end(kOpVersions) || StringRef(entry->name) != opType)
+    return std::nullopt;
+  int64_t selected = 0;
+  for (int v : entry->versions)
+    if (v > 0 && v <= opset)
+      selected = std::max<int64_t>(selected, v);
+  if (selected == 0)
+    return std::nullopt;
+  return selected;
+}
 
 Attribute PendingOp::getAttr(StringRef name) const {
   for (const NamedAttribute &attr : attributes)

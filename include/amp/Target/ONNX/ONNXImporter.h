@@ -15,9 +15,15 @@
 
 namespace mlir::amp {
 
-/// The default-domain opsets the importer understands.
+/// The oldest default-domain opset the importer upgrades from.
 constexpr int64_t kMinSupportedOpset = 11;
-constexpr int64_t kMaxSupportedOpset = 25;
+/// The newest operator version amp models. A model may use any opset the
+/// importer's version table knows (see getLatestKnownOpset) as long as the
+/// versions it selects for its operators are at most this.
+constexpr int64_t kMaxSupportedOpVersion = 25;
+
+/// The newest default-domain opset in the importer's operator version table.
+int64_t getLatestKnownOpset();
 
 struct ONNXImportOptions {
   /// Evaluate ops with constant inputs while importing (shape arithmetic).

@@ -1602,3 +1602,234 @@ LogicalResult shape::inferFromRegions(InferenceContext &ctx, Types &results) {
   }
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Losses, attention, quantisation, recurrent and random ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult shape::inferDet(InferenceContext &ctx, Types &results) {
+  auto x = requireTensor(ctx, 0);
+  if (failed(x))
+    return failure();
+  int64_t rank = x->getRank();
+  if (rank < 2 || failed(checkContraction(ctx, x->getDimSize(rank - 1),
+                                          x->getDimSize(rank - 2))))
+    return ctx.emitError("Det expects square matrices in the last two "
+                         "dimensions");
+  results.push_back(tensorOf(x->getShape().drop_back(2), x->getElementType()));
+  return success();
+}
+
+/// The loss tensor of NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss.
+static FailureOr<RankedTensorType> lossType(InferenceContext &ctx) {
+  auto input = requireTensor(ctx, 0);
+  auto target = requireTensor(ctx, 1);
+  if (failed(input) || failed(target))
+    return failure();
+  if (input->getRank() < 2 || target->getRank() != input->getRank() - 1)
+    return ctx.emitError("loss expects input (N, C, d1...) and target "
+                         "(N, d1...)"),
+           failure();
+  StringRef reduction = ctx.getString("reduction", "mean");
+  if (reduction == "none")
+    return tensorOf(target->getShape(), input->getElementType());
+  if (reduction != "mean" && reduction != "sum")
+    return ctx.emitError("unknown reduction '" + reduction + "'"), failure();
+  return tensorOf({}, input->getElementType());
+}
+
+LogicalResult shape::inferLoss(InferenceContext &ctx, Types &results) {
+  auto loss = lossType(ctx);
+  if (failed(loss))
+    return failure();
+  results.push_back(*loss);
+  return success();
+}
+
+LogicalResult shape::inferSoftmaxCrossEntropyLoss(InferenceContext &ctx,
+                                                  Types &results) {
+  auto loss = lossType(ctx);
+  if (failed(loss))
+    return failure();
+  results.push_back(*loss);
+  results.push_back(ctx.getTensorType(0));
+  return success();
+}
+
+LogicalResult shape::inferAttention(InferenceContext &ctx, Types &results) {
+  auto q = requireTensor(ctx, 0);
+  auto k = requireTensor(ctx, 1);
+  auto v = requireTensor(ctx, 2);
+  if (failed(q) || failed(k) || failed(v))
+    return failure();
+  int64_t rank = q->getRank();
+  if ((rank != 3 && rank != 4) || k->getRank() != rank || v->getRank() != rank)
+    return ctx.emitError("Attention expects Q, K and V all 3-d or all 4-d");
+  int64_t batch = q->getDimSize(0);
+  int64_t qHeads, kvHeads, querySeq, kvSeq, headSize, valueHeadSize;
+  if (rank == 4) {
+    qHeads = q->getDimSize(1);
+    kvHeads = k->getDimSize(1);
+    querySeq = q->getDimSize(2);
+    kvSeq = k->getDimSize(2);
+    headSize = q->getDimSize(3);
+    valueHeadSize = v->getDimSize(3);
+  } else {
+    std::optional<int64_t> qh = ctx.getOptionalInt("q_num_heads");
+    std::optional<int64_t> kvh = ctx.getOptionalInt("kv_num_heads");
+    if (!qh || !kvh || *qh <= 0 || *kvh <= 0)
+      return ctx.emitError("3-d Attention needs q_num_heads and kv_num_heads");
+    qHeads = *qh;
+    kvHeads = *kvh;
+    querySeq = q->getDimSize(1);
+    kvSeq = k->getDimSize(1);
+    auto perHead = [](int64_t d, int64_t heads) {
+      return ShapedType::isDynamic(d) ? kDynamic : d / heads;
+    };
+    headSize = perHead(q->getDimSize(2), qHeads);
+    valueHeadSize = perHead(v->getDimSize(2), kvHeads);
+  }
+  int64_t totalSeq = kvSeq;
+  if (RankedTensorType past = ctx.getTensorType(4)) {
+    if (past.getRank() != 4)
+      return ctx.emitError("Attention past_key must be 4-d");
+    int64_t pastSeq = past.getDimSize(2);
+    totalSeq = ShapedType::isDynamic(pastSeq) || ShapedType::isDynamic(kvSeq)
+                   ? kDynamic
+                   : pastSeq + kvSeq;
+  }
+  Type elementType = q->getElementType();
+  if (rank == 4)
+    results.push_back(
+        tensorOf({batch, qHeads, querySeq, valueHeadSize}, elementType));
+  else
+    results.push_back(tensorOf(
+        {batch, querySeq, mulDims(qHeads, valueHeadSize)}, elementType));
+  results.push_back(
+      tensorOf({batch, kvHeads, totalSeq, headSize}, k->getElementType()));
+  results.push_back(tensorOf({batch, kvHeads, totalSeq, valueHeadSize},
+                             v->getElementType()));
+  results.push_back(
+      tensorOf({batch, qHeads, querySeq, totalSeq}, elementType));
+  return success();
+}
+
+LogicalResult shape::inferQuantizeLinear(InferenceContext &ctx,
+                                         Types &results) {
+  auto x = requireTensor(ctx, 0);
+  if (failed(x) || failed(requireTensor(ctx, 1)))
+    return failure();
+  Type elementType = IntegerType::get(ctx.getContext(), 8, IntegerType::Unsigned);
+  if (RankedTensorType zeroPoint = ctx.getTensorType(2))
+    elementType = zeroPoint.getElementType();
+  else if (auto dtype = dyn_cast_or_null<TypeAttr>(ctx.getAttr("output_dtype")))
+    elementType = dtype.getValue();
+  results.push_back(tensorOf(x->getShape(), elementType));
+  return success();
+}
+
+LogicalResult shape::inferDequantizeLinear(InferenceContext &ctx,
+                                           Types &results) {
+  auto x = requireTensor(ctx, 0);
+  auto scale = requireTensor(ctx, 1);
+  if (failed(x) || failed(scale))
+    return failure();
+  Type elementType = scale->getElementType();
+  if (auto dtype = dyn_cast_or_null<TypeAttr>(ctx.getAttr("output_dtype")))
+    elementType = dtype.getValue();
+  results.push_back(tensorOf(x->getShape(), elementType));
+  return success();
+}
+
+LogicalResult shape::inferDynamicQuantizeLinear(InferenceContext &ctx,
+                                                Types &results) {
+  auto x = requireTensor(ctx, 0);
+  if (failed(x))
+    return failure();
+  Type u8 = IntegerType::get(ctx.getContext(), 8, IntegerType::Unsigned);
+  results.push_back(tensorOf(x->getShape(), u8));
+  results.push_back(tensorOf({}, Float32Type::get(ctx.getContext())));
+  results.push_back(tensorOf({}, u8));
+  return success();
+}
+
+/// Y and Y_h of RNN/GRU/LSTM; Y_c (LSTM) has the shape of Y_h.
+static LogicalResult inferRecurrentOutputs(InferenceContext &ctx,
+                                           Types &results) {
+  auto x = requireTensor(ctx, 0);
+  auto r = requireTensor(ctx, 2);
+  if (failed(x) || failed(requireTensor(ctx, 1)) || failed(r))
+    return failure();
+  if (x->getRank() != 3 || r->getRank() != 3)
+    return ctx.emitError("recurrent ops expect 3-d X and R");
+  StringRef direction = ctx.getString("direction", "forward");
+  if (direction != "forward" && direction != "reverse" &&
+      direction != "bidirectional")
+    return ctx.emitError("unknown direction '" + direction + "'");
+  int64_t directions = direction == "bidirectional" ? 2 : 1;
+  int64_t hidden = ctx.getInt("hidden_size", r->getDimSize(2));
+  bool batchFirst = ctx.getInt("layout", 0) == 1;
+  int64_t seq = x->getDimSize(batchFirst ? 1 : 0);
+  int64_t batch = x->getDimSize(batchFirst ? 0 : 1);
+  Type elementType = x->getElementType();
+  if (batchFirst) {
+    results.push_back(tensorOf({batch, seq, directions, hidden}, elementType));
+    results.push_back(tensorOf({batch, directions, hidden}, elementType));
+  } else {
+    results.push_back(tensorOf({seq, directions, batch, hidden}, elementType));
+    results.push_back(tensorOf({directions, batch, hidden}, elementType));
+  }
+  return success();
+}
+
+LogicalResult shape::inferRecurrent(InferenceContext &ctx, Types &results) {
+  return inferRecurrentOutputs(ctx, results);
+}
+
+LogicalResult shape::inferLSTM(InferenceContext &ctx, Types &results) {
+  if (failed(inferRecurrentOutputs(ctx, results)))
+    return failure();
+  results.push_back(results.back());
+  return success();
+}
+
+LogicalResult shape::inferRandomLike(InferenceContext &ctx, Types &results) {
+  auto x = requireTensor(ctx, 0);
+  if (failed(x))
+    return failure();
+  Type elementType = x->getElementType();
+  if (auto dtype = dyn_cast_or_null<TypeAttr>(ctx.getAttr("dtype")))
+    elementType = dtype.getValue();
+  results.push_back(tensorOf(x->getShape(), elementType));
+  return success();
+}
+
+LogicalResult shape::inferMaxUnpool(InferenceContext &ctx, Types &results) {
+  auto x = requireTensor(ctx, 0);
+  if (failed(x))
+    return failure();
+  if (x->getRank() < 3)
+    return ctx.emitError("MaxUnpool expects an input of rank >= 3");
+  if (auto shape = ctx.getConstantInts(2)) {
+    if (static_cast<int64_t>(shape->size()) != x->getRank())
+      return ctx.emitError("MaxUnpool output_shape must match the rank");
+    results.push_back(tensorOf(*shape, x->getElementType()));
+    return success();
+  }
+  size_t n = x->getRank() - 2;
+  std::optional<SmallVector<int64_t>> kernel = ctx.getInts("kernel_shape");
+  auto strides = spatialAttr(ctx, "strides", n, 1);
+  auto pads = spatialAttr(ctx, "pads", 2 * n, 0);
+  if (!kernel || kernel->size() != n || failed(strides) || failed(pads))
+    return ctx.emitError("MaxUnpool attributes do not match the rank");
+  SmallVector<int64_t> shape = {x->getDimSize(0), x->getDimSize(1)};
+  for (size_t i = 0; i < n; ++i) {
+    int64_t in = x->getDimSize(i + 2);
+    shape.push_back(ShapedType::isDynamic(in) || !ctx.isAbsent(2)
+                        ? kDynamic
+                        : (in - 1) * (*strides)[i] + (*kernel)[i] -
+                              (*pads)[i] - (*pads)[i + n]);
+  }
+  results.push_back(tensorOf(shape, x->getElementType()));
+  return success();
+}

@@ -673,6 +673,168 @@ def Amp_GridSampleOp : Amp_PureOp<"GridSample", "grid_sample",
 }
 
 //===----------------------------------------------------------------------===//
+// Normalisation, losses and attention added for broader ONNX coverage
+//===----------------------------------------------------------------------===//
+
+def Amp_SwishOp : Amp_UnaryOp<"Swish", "swish",
+    (ins DefaultValuedAttr<F32Attr, "1.0">:$alpha), Amp_FloatTensor>;
+
+def Amp_RMSNormalizationOp : Amp_PureOp<"RMSNormalization",
+    "rms_normalization", "inferSameAsFirst"> {
+  let summary = "ONNX RMSNormalization";
+  let arguments = (ins Amp_FloatTensor:$X, Amp_FloatTensor:$scale,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon,
+                       DefaultValuedAttr<I64Attr, "1">:$stash_type);
+  let results = (outs Amp_FloatTensor:$Y);
+}
+
+def Amp_DetOp : Amp_PureOp<"Det", "det", "inferDet"> {
+  let summary = "ONNX Det (determinants of the trailing square matrices)";
+  let arguments = (ins Amp_FloatTensor:$X);
+  let results = (outs Amp_FloatTensor:$Y);
+}
+
+def Amp_NegativeLogLikelihoodLossOp : Amp_PureOp<"NegativeLogLikelihoodLoss",
+    "negative_log_likelihood_loss", "inferLoss"> {
+  let summary = "ONNX NegativeLogLikelihoodLoss";
+  let arguments = (ins Amp_FloatTensor:$input, Amp_IndexTensor:$target,
+                       Amp_OptTensor:$weight,
+                       OptionalAttr<I64Attr>:$ignore_index,
+                       DefaultValuedStrAttr<StrAttr, "mean">:$reduction);
+  let results = (outs Amp_FloatTensor:$loss);
+}
+
+def Amp_SoftmaxCrossEntropyLossOp : Amp_PureOp<"SoftmaxCrossEntropyLoss",
+    "softmax_cross_entropy_loss", "inferSoftmaxCrossEntropyLoss"> {
+  let summary = "ONNX SoftmaxCrossEntropyLoss (loss and log-probabilities)";
+  let arguments = (ins Amp_FloatTensor:$scores, Amp_IndexTensor:$labels,
+                       Amp_OptTensor:$weights,
+                       OptionalAttr<I64Attr>:$ignore_index,
+                       DefaultValuedStrAttr<StrAttr, "mean">:$reduction);
+  let results = (outs Amp_FloatTensor:$output, Amp_FloatTensor:$log_prob);
+}
+
+def Amp_AttentionOp : Amp_PureOp<"Attention", "attention", "inferAttention"> {
+  let summary = "ONNX Attention (scaled dot-product, grouped heads, KV cache)";
+  let arguments = (ins Amp_FloatTensor:$Q, Amp_FloatTensor:$K,
+                       Amp_FloatTensor:$V, Amp_OptTensor:$attn_mask,
+                       Amp_OptTensor:$past_key, Amp_OptTensor:$past_value,
+                       Amp_OptTensor:$nonpad_kv_seqlen,
+                       DefaultValuedAttr<I64Attr, "0">:$is_causal,
+                       OptionalAttr<I64Attr>:$kv_num_heads,
+                       OptionalAttr<I64Attr>:$q_num_heads,
+                       DefaultValuedAttr<I64Attr, "0">:$qk_matmul_output_mode,
+                       OptionalAttr<F32Attr>:$scale,
+                       DefaultValuedAttr<F32Attr, "0.0">:$softcap,
+                       OptionalAttr<I64Attr>:$softmax_precision);
+  let results = (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$present_key,
+                      Amp_FloatTensor:$present_value,
+                      Amp_FloatTensor:$qk_matmul_output);
+}
+
+//===----------------------------------------------------------------------===//
+// Quantisation
+//===----------------------------------------------------------------------===//
+
+def Amp_QuantizeLinearOp : Amp_PureOp<"QuantizeLinear", "quantize_linear",
+                                      "inferQuantizeLinear"> {
+  let summary = "ONNX QuantizeLinear";
+  let arguments = (ins Amp_Tensor:$x, Amp_FloatTensor:$y_scale,
+                       Amp_OptTensor:$y_zero_point,
+                       DefaultValuedAttr<I64Attr, "1">:$axis,
+                       DefaultValuedAttr<I64Attr, "0">:$block_size,
+                       OptionalAttr<TypeAttr>:$output_dtype,
+                       DefaultValuedAttr<I64Attr, "1">:$saturate);
+  let results = (outs Amp_Tensor:$y);
+}
+
+def Amp_DequantizeLinearOp : Amp_PureOp<"DequantizeLinear",
+    "dequantize_linear", "inferDequantizeLinear"> {
+  let summary = "ONNX DequantizeLinear";
+  let arguments = (ins Amp_Tensor:$x, Amp_FloatTensor:$x_scale,
+                       Amp_OptTensor:$x_zero_point,
+                       DefaultValuedAttr<I64Attr, "1">:$axis,
+                       DefaultValuedAttr<I64Attr, "0">:$block_size,
+                       OptionalAttr<TypeAttr>:$output_dtype);
+  let results = (outs Amp_FloatTensor:$y);
+}
+
+def Amp_DynamicQuantizeLinearOp : Amp_PureOp<"DynamicQuantizeLinear",
+    "dynamic_quantize_linear", "inferDynamicQuantizeLinear"> {
+  let summary = "ONNX DynamicQuantizeLinear (uint8, per-tensor)";
+  let arguments = (ins RankedTensorOf<[F32]>:$x);
+  let results = (outs RankedTensorOf<[UI8]>:$y, RankedTensorOf<[F32]>:$y_scale,
+                      RankedTensorOf<[UI8]>:$y_zero_point);
+}
+
+//===----------------------------------------------------------------------===//
+// Recurrent networks
+//===----------------------------------------------------------------------===//
+
+class Amp_RecurrentOp<string onnxName, string mnemonic, string shapeFn,
+                      dag extraInputs, dag extraAttrs, dag outputs>
+    : Amp_PureOp<onnxName, mnemonic, shapeFn> {
+  let summary = "ONNX " # onnxName # " (all outputs, layout 0 or 1)";
+  let arguments = !con((ins Amp_FloatTensor:$X, Amp_FloatTensor:$W,
+                            Amp_FloatTensor:$R, Amp_OptTensor:$B,
+                            AnyTypeOf<[RankedTensorOf<[I32]>, NoneType]>:
+                                $sequence_lens,
+                            Amp_OptTensor:$initial_h),
+                       extraInputs,
+                       (ins OptionalAttr<DenseF32ArrayAttr>:$activation_alpha,
+                            OptionalAttr<DenseF32ArrayAttr>:$activation_beta,
+                            OptionalAttr<StrArrayAttr>:$activations,
+                            OptionalAttr<F32Attr>:$clip,
+                            DefaultValuedStrAttr<StrAttr, "forward">:$direction,
+                            OptionalAttr<I64Attr>:$hidden_size,
+                            DefaultValuedAttr<I64Attr, "0">:$layout),
+                       extraAttrs);
+  let results = outputs;
+}
+
+def Amp_RNNOp : Amp_RecurrentOp<"RNN", "rnn", "inferRecurrent", (ins), (ins),
+    (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h)>;
+def Amp_GRUOp : Amp_RecurrentOp<"GRU", "gru", "inferRecurrent", (ins),
+    (ins DefaultValuedAttr<I64Attr, "0">:$linear_before_reset),
+    (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h)>;
+def Amp_LSTMOp : Amp_RecurrentOp<"LSTM", "lstm", "inferLSTM",
+    (ins Amp_OptTensor:$initial_c, Amp_OptTensor:$P),
+    (ins DefaultValuedAttr<I64Attr, "0">:$input_forget),
+    (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h, Amp_FloatTensor:$Y_c)>;
+
+//===----------------------------------------------------------------------===//
+// Random generators (not Pure: each evaluation draws new values)
+//===----------------------------------------------------------------------===//
+
+class Amp_RandomLikeOp<string onnxName, string mnemonic, dag attrs>
+    : Amp_Op<onnxName, mnemonic, "inferRandomLike"> {
+  let summary = "ONNX " # onnxName;
+  let arguments = !con((ins Amp_Tensor:$input, OptionalAttr<TypeAttr>:$dtype,
+                            OptionalAttr<F32Attr>:$seed), attrs);
+  let results = (outs Amp_Tensor:$output);
+}
+def Amp_RandomUniformLikeOp : Amp_RandomLikeOp<"RandomUniformLike",
+    "random_uniform_like",
+    (ins DefaultValuedAttr<F32Attr, "1.0">:$high,
+         DefaultValuedAttr<F32Attr, "0.0">:$low)>;
+def Amp_RandomNormalLikeOp : Amp_RandomLikeOp<"RandomNormalLike",
+    "random_normal_like",
+    (ins DefaultValuedAttr<F32Attr, "0.0">:$mean,
+         DefaultValuedAttr<F32Attr, "1.0">:$scale)>;
+def Amp_BernoulliOp : Amp_RandomLikeOp<"Bernoulli", "bernoulli", (ins)>;
+
+def Amp_MaxUnpoolOp : Amp_PureOp<"MaxUnpool", "max_unpool", "inferMaxUnpool"> {
+  let summary = "ONNX MaxUnpool";
+  let arguments = (ins Amp_FloatTensor:$X, Amp_I64Tensor:$I,
+                       AnyTypeOf<[Amp_I64Tensor, NoneType]>:$output_shape,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       OptionalAttr<DenseI64ArrayAttr>:$pads,
+                       OptionalAttr<DenseI64ArrayAttr>:$strides);
+  let results = (outs Amp_FloatTensor:$output);
+}
+
+//===----------------------------------------------------------------------===//
 // Control flow. Bodies are regions that may use values defined above them;
 // block arguments are the ONNX subgraph inputs.
 //===----------------------------------------------------------------------===//

@@ -132,6 +132,19 @@ LogicalResult inferNonZero(InferenceContext &ctx, Types &results);
 LogicalResult inferCompress(InferenceContext &ctx, Types &results);
 LogicalResult inferGridSample(InferenceContext &ctx, Types &results);
 LogicalResult inferFromRegions(InferenceContext &ctx, Types &results);
+LogicalResult inferDet(InferenceContext &ctx, Types &results);
+LogicalResult inferLoss(InferenceContext &ctx, Types &results);
+LogicalResult inferSoftmaxCrossEntropyLoss(InferenceContext &ctx,
+                                           Types &results);
+LogicalResult inferAttention(InferenceContext &ctx, Types &results);
+LogicalResult inferQuantizeLinear(InferenceContext &ctx, Types &results);
+LogicalResult inferDequantizeLinear(InferenceContext &ctx, Types &results);
+LogicalResult inferDynamicQuantizeLinear(InferenceContext &ctx,
+                                         Types &results);
+LogicalResult inferRecurrent(InferenceContext &ctx, Types &results);
+LogicalResult inferLSTM(InferenceContext &ctx, Types &results);
+LogicalResult inferRandomLike(InferenceContext &ctx, Types &results);
+LogicalResult inferMaxUnpool(InferenceContext &ctx, Types &results);
 
 } // namespace shape
 } // namespace mlir::amp
