@@ -245,3 +245,40 @@ def test_type_inference_failure_is_reported(amp_opt, tmp_path):
     nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")]
     model = make_model(nodes, [tensor("x"), tensor("w", (3, 4))], [tensor("y", (4,))])
     amp_opt.expect_import_error(save(tmp_path, model), "node 'mm'", "op MatMul")
+
+
+# --------------------------------------------------------------------------
+# Declarations that contradict what the graph computes
+# --------------------------------------------------------------------------
+
+
+def test_output_shape_contradicts_computed(amp_opt, tmp_path):
+    """A graph output declared [4] while Relu of x[2] computes [2]."""
+    relu = helper.make_node("Relu", ["x"], ["y"])
+    model = make_model([relu], [tensor("x")], [tensor("y", (4,))])
+    amp_opt.expect_import_error(
+        save(tmp_path, model), "graph output 'y'", "contradicts the computed type",
+        "tensor<2xf32>",
+    )
+
+
+def test_default_domain_listed_twice(amp_opt, tmp_path):
+    """opset_import naming the default domain as "" and as "ai.onnx"."""
+    model = relu_model()
+    model.opset_import.append(helper.make_opsetid("ai.onnx", 13))
+    amp_opt.expect_import_error(
+        save(tmp_path, model), "opset_import lists domain 'ai.onnx' twice"
+    )
+
+
+def test_foreign_domain_error_names_its_opset(amp_opt, tmp_path):
+    """The error for a com.microsoft node reports that domain's opset."""
+    node = helper.make_node("FusedGemm", ["x", "x"], ["y"], domain="com.microsoft")
+    model = make_model(
+        [node], [tensor("x", (2, 2))], [tensor("y", (2, 2))],
+        extra_opsets=[helper.make_opsetid("com.microsoft", 1)],
+    )
+    amp_opt.expect_import_error(
+        save(tmp_path, model), "domain 'com.microsoft', opset 1)",
+        "unsupported operator domain",
+    )

@@ -105,6 +105,8 @@ static std::optional<unsigned> getFixedOperandCount(RegisteredOperationName n) {
   check(std::integral_constant<unsigned, 4>{});
   check(std::integral_constant<unsigned, 5>{});
   check(std::integral_constant<unsigned, 6>{});
+  check(std::integral_constant<unsigned, 7>{});
+  check(std::integral_constant<unsigned, 8>{});
   return count;
 }
 
@@ -196,6 +198,7 @@ private:
   ONNXImportOptions options;
   Location fileLoc;
   int64_t opset = 0;
+  llvm::StringMap<int64_t> domainOpsets;
 };
 } // namespace
 
@@ -446,7 +449,8 @@ LogicalResult ONNXImporter::importGraph(onnx::GraphProto &graph, Block &block,
     ctx.index = index;
     ctx.opType = node.op_type();
     ctx.domain = node.domain();
-    ctx.opset = opset;
+    ctx.opset = domainOpsets.lookup(
+        node.domain().empty() ? StringRef("ai.onnx") : StringRef(node.domain()));
     ctx.loc = NameLoc::get(builder.getStringAttr(ctx.name), fileLoc);
     if (failed(importNode(node, ctx, builder, scope)))
       return failure();
@@ -468,6 +472,22 @@ LogicalResult ONNXImporter::importGraph(onnx::GraphProto &graph, Block &block,
         return modelError("graph output '" + output.name() + "' is declared " +
                           dataTypeName(output.type().tensor_type().elem_type()) +
                           " but its producer computes a different type");
+      const auto &tensorType = output.type().tensor_type();
+      if (actual && tensorType.has_shape()) {
+        const auto &dims = tensorType.shape().dim();
+        bool conflict = dims.size() != actual.getRank();
+        for (int i = 0; !conflict && i < dims.size(); ++i)
+          conflict = dims[i].has_dim_value() && !actual.isDynamicDim(i) &&
+                     dims[i].dim_value() != actual.getDimSize(i);
+        if (conflict) {
+          std::string computed;
+          llvm::raw_string_ostream os(computed);
+          os << actual;
+          return modelError("graph output '" + output.name() + "' of " +
+                            graphPath + " is declared with a shape that "
+                            "contradicts the computed type " + computed);
+        }
+      }
     }
     outputs.push_back(value);
   }
@@ -696,8 +716,15 @@ OwningOpRef<ModuleOp> ONNXImporter::importModel(onnx::ModelProto &model) {
   if (!model.has_graph())
     return modelError("the model has no graph"), nullptr;
   bool hasDefaultDomain = false;
+  llvm::StringSet<> domains;
   for (const auto &entry : model.opset_import()) {
-    if (entry.domain().empty() || entry.domain() == "ai.onnx") {
+    StringRef domain = entry.domain().empty() ? StringRef("ai.onnx")
+                                              : StringRef(entry.domain());
+    if (!domains.insert(domain).second)
+      return modelError("opset_import lists domain '" + domain + "' twice"),
+             nullptr;
+    domainOpsets[domain] = entry.version();
+    if (domain == "ai.onnx") {
       hasDefaultDomain = true;
       opset = entry.version();
     }

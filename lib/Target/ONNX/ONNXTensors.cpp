@@ -55,6 +55,13 @@ Type onnx_import::convertElementType(MLIRContext *context, int32_t dataType) {
 }
 
 std::string onnx_import::dataTypeName(int32_t dataType) {
+  // Types newer than the ONNX schema Debian ships (onnx 1.12).
+  static const char *const newer[] = {
+      "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
+      "UINT4",        "INT4",           "FLOAT4E2M1", "FLOAT8E8M0",
+      "UINT2",        "INT2"};
+  if (dataType >= 17 && dataType < 17 + static_cast<int32_t>(std::size(newer)))
+    return newer[dataType - 17];
   if (onnx::TensorProto_DataType_IsValid(dataType))
     return onnx::TensorProto_DataType_Name(
         static_cast<onnx::TensorProto_DataType>(dataType));

@@ -40,6 +40,12 @@ struct RefineResultTypes : RewritePattern {
     if (!inference || !isa<AmpDialect>(op->getDialect()) ||
         op->getNumRegions() != 0)
       return failure();
+    // Refining pays off only for amp users; values that only leave the
+    // dialect (returns, bridging identities) keep their type.
+    if (llvm::none_of(op->getUsers(), [](Operation *user) {
+          return isa<AmpDialect>(user->getDialect());
+        }))
+      return failure();
     SmallVector<Type> inferred;
     if (failed(inference.inferReturnTypes(
             op->getContext(), op->getLoc(), op->getOperands(),

@@ -723,6 +723,8 @@ def Amp_AttentionOp : Amp_PureOp<"Attention", "attention", "inferAttention"> {
                        Amp_OptTensor:$nonpad_kv_seqlen,
                        DefaultValuedAttr<I64Attr, "0">:$is_causal,
                        OptionalAttr<I64Attr>:$kv_num_heads,
+                       DefaultValuedAttr<I64Attr, "-1">:$left_window_size,
+                       DefaultValuedAttr<I64Attr, "-1">:$right_window_size,
                        OptionalAttr<I64Attr>:$q_num_heads,
                        DefaultValuedAttr<I64Attr, "0">:$qk_matmul_output_mode,
                        OptionalAttr<F32Attr>:$scale,
