@@ -505,6 +505,18 @@ LogicalResult ONNXImporter::importConstantNode(onnx::NodeProto &node,
   Builder b(context);
   ElementsAttr value;
   StringRef name = attr.name();
+  static const std::pair<StringRef, onnx::AttributeProto::AttributeType>
+      expectedKinds[] = {{"value", onnx::AttributeProto::TENSOR},
+                         {"value_float", onnx::AttributeProto::FLOAT},
+                         {"value_floats", onnx::AttributeProto::FLOATS},
+                         {"value_int", onnx::AttributeProto::INT},
+                         {"value_ints", onnx::AttributeProto::INTS}};
+  for (const auto &[expectedName, kind] : expectedKinds)
+    if (name == expectedName && attr.type() != kind)
+      return ctx.fail("Constant attribute '" + name + "' has kind " +
+                      onnx::AttributeProto_AttributeType_Name(attr.type()) +
+                      ", expected " +
+                      onnx::AttributeProto_AttributeType_Name(kind));
   if (name == "value") {
     if (attr.t().name().empty())
       attr.mutable_t()->set_name(node.output(0));

@@ -352,7 +352,8 @@ LogicalResult shape::inferDropout(InferenceContext &ctx, Types &results) {
 
 LogicalResult shape::inferBroadcast(InferenceContext &ctx, Types &results) {
   SmallVector<int64_t> shape;
-  if (failed(requireSameElementTypes(ctx, 0, ctx.getNumOperands())) ||
+  if (failed(requireTensor(ctx, 0)) ||
+      failed(requireSameElementTypes(ctx, 0, ctx.getNumOperands())) ||
       failed(broadcastShapes(ctx, 0, ctx.getNumOperands(), shape)))
     return failure();
   results.push_back(tensorOf(shape, ctx.getTensorType(0).getElementType()));
@@ -372,7 +373,8 @@ LogicalResult shape::inferBroadcastMixed(InferenceContext &ctx,
 LogicalResult shape::inferBroadcastBool(InferenceContext &ctx,
                                         Types &results) {
   SmallVector<int64_t> shape;
-  if (failed(requireSameElementTypes(ctx, 0, ctx.getNumOperands())) ||
+  if (failed(requireTensor(ctx, 0)) ||
+      failed(requireSameElementTypes(ctx, 0, ctx.getNumOperands())) ||
       failed(broadcastShapes(ctx, 0, ctx.getNumOperands(), shape)))
     return failure();
   results.push_back(tensorOf(shape, IntegerType::get(ctx.getContext(), 1)));
@@ -552,6 +554,8 @@ LogicalResult shape::inferEinsum(InferenceContext &ctx, Types &results) {
   llvm::DenseMap<char, int> letterCount;
   SmallVector<int64_t> ellipsisShape;
   for (auto [index, term] : llvm::enumerate(terms)) {
+    if (failed(requireTensor(ctx, index)))
+      return failure();
     ArrayRef<int64_t> dims = ctx.getTensorType(index).getShape();
     size_t ellipsis = term.find("...");
     size_t letters = term.size() - (ellipsis == StringRef::npos ? 0 : 3);
@@ -1087,6 +1091,10 @@ LogicalResult shape::inferSlice(InferenceContext &ctx, Types &results) {
   auto x = requireTensor(ctx, 0);
   if (failed(x))
     return failure();
+  if (failed(requireTensor(ctx, 1)) || failed(requireTensor(ctx, 2)))
+    return failure();
+  if (ctx.getTensorType(1).getRank() != 1 || ctx.getTensorType(2).getRank() != 1)
+    return ctx.emitError("Slice starts and ends must be 1-d");
   int64_t rank = x->getRank();
   auto starts = ctx.getConstantInts(1);
   auto ends = ctx.getConstantInts(2);
@@ -1401,7 +1409,7 @@ LogicalResult shape::inferRange(InferenceContext &ctx, Types &results) {
   if (failed(start) || failed(requireSameElementTypes(ctx, 0, 3)))
     return failure();
   for (unsigned i = 0; i < 3; ++i)
-    if (ctx.getTensorType(i).getNumElements() != 1)
+    if (!ctx.getTensorType(i) || ctx.getTensorType(i).getNumElements() != 1)
       return ctx.emitError("Range operands must be scalars");
   int64_t count = kDynamic;
   auto s = ctx.getConstantInts(0), l = ctx.getConstantInts(1),
@@ -1433,7 +1441,7 @@ LogicalResult shape::inferEyeLike(InferenceContext &ctx, Types &results) {
 LogicalResult shape::inferOneHot(InferenceContext &ctx, Types &results) {
   auto indices = requireTensor(ctx, 0);
   auto values = requireTensor(ctx, 2);
-  if (failed(indices) || failed(values))
+  if (failed(indices) || failed(values) || failed(requireTensor(ctx, 1)))
     return failure();
   int64_t rank = indices->getRank() + 1;
   auto axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank, "OneHot axis");
