@@ -16,10 +16,12 @@ BUILD="${AMP_BUILD_DIR:-$ROOT/build}"
 PYTHON="${PYTHON:-python3}"
 LLVM_PREFIX=/usr/lib/llvm-19
 JOBS="${AMP_JOBS:-2}"
+# Let ccache share objects between clones of the repository.
+export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
 
 APT_PACKAGES=(cmake ninja-build ccache g++ llvm-19-dev libmlir-19-dev
   mlir-19-tools llvm-19-tools libonnx-dev libprotobuf-dev protobuf-compiler
-  libgtest-dev libonnx-testdata time)
+  libgtest-dev libonnx-testdata time python3-torch python3-torchvision)
 PIP_PACKAGES=(onnx numpy pytest onnxruntime)
 
 log() { printf '== %s\n' "$*" >&2; }
