@@ -79,14 +79,6 @@ std::optional<StringRef> onnx_import::lookupAmpOpName(StringRef onnxOpType) {
   return it->second;
 }
 
-std::vector<std::string> onnx_import::getSupportedOnnxOps() {
-  std::vector<std::string> names;
-  for (const auto &entry : getOnnxOpTable())
-    names.push_back(entry.getKey().str());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 /// Number of operands of an op with a fixed operand list (from its traits),
 /// or std::nullopt when the op is variadic.
 static std::optional<unsigned> getFixedOperandCount(RegisteredOperationName n) {

@@ -54,9 +54,6 @@ std::optional<llvm::StringRef> lookupAmpOpName(llvm::StringRef onnxOpType);
 std::optional<int64_t> getSelectedOpVersion(llvm::StringRef opType,
                                             int64_t opset);
 
-/// Every ONNX op type amp imports, sorted.
-std::vector<std::string> getSupportedOnnxOps();
-
 /// Rewrites a node of an older opset into the form of the newest version
 /// amp models (attributes that became inputs, changed defaults, ...).
 LogicalResult upgradeToCurrentOpset(PendingOp &op, const NodeContext &ctx,
