@@ -111,3 +111,33 @@ func.func @dropout(%x: tensor<4xf32>, %train: tensor<i1>) -> (tensor<4xf32>, ten
   %2:2 = amp.dropout %x, %half, %train : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> (tensor<4xf32>, tensor<4xi1>)
   return %0#0, %1#0, %1#1, %2#0 : tensor<4xf32>, tensor<4xf32>, tensor<4xi1>, tensor<4xf32>
 }
+
+// -----
+
+// Exact cast chains fold; lossy ones never do.
+// CHECK-LABEL: func.func @cast_chains
+// CHECK-SAME: %[[H:.*]]: tensor<4xf16>, %[[F:.*]]: tensor<4xf32>, %[[B:.*]]: tensor<4xbf16>, %[[I:.*]]: tensor<4xi8>
+func.func @cast_chains(%h: tensor<4xf16>, %f: tensor<4xf32>, %b: tensor<4xbf16>, %i: tensor<4xi8>)
+    -> (tensor<4xf16>, tensor<4xf32>, tensor<4xf64>, tensor<4xf16>, tensor<4xi8>, tensor<4xf32>) {
+  // f16 -> f32 -> f16 is the identity.
+  %0 = amp.cast %h {to = f32} : (tensor<4xf16>) -> tensor<4xf32>
+  %1 = amp.cast %0 {to = f16} : (tensor<4xf32>) -> tensor<4xf16>
+  // f32 -> f16 -> f32 rounds: it stays.
+  // CHECK: %[[DOWN:.*]] = amp.cast %[[F]] {to = f16}
+  // CHECK: %[[UP:.*]] = amp.cast %[[DOWN]] {to = f32}
+  %2 = amp.cast %f {to = f16} : (tensor<4xf32>) -> tensor<4xf16>
+  %3 = amp.cast %2 {to = f32} : (tensor<4xf16>) -> tensor<4xf32>
+  // f16 -> f32 -> f64 becomes f16 -> f64.
+  // CHECK: %[[WIDE:.*]] = amp.cast %[[H]] {to = f64}
+  %4 = amp.cast %0 {to = f64} : (tensor<4xf32>) -> tensor<4xf64>
+  // bf16 -> f32 is exact, so bf16 -> f32 -> f16 rounds once, like a
+  // direct bf16 -> f16 cast.
+  // CHECK: %[[BF16:.*]] = amp.cast %[[B]] {to = f16}
+  %5 = amp.cast %b {to = f32} : (tensor<4xbf16>) -> tensor<4xf32>
+  %6 = amp.cast %5 {to = f16} : (tensor<4xf32>) -> tensor<4xf16>
+  // i8 -> f16 -> i8 is exact (f16 holds every i8).
+  %7 = amp.cast %i {to = f16} : (tensor<4xi8>) -> tensor<4xf16>
+  %8 = amp.cast %7 {to = i8} : (tensor<4xf16>) -> tensor<4xi8>
+  // CHECK: return %[[H]], %[[UP]], %[[WIDE]], %[[BF16]], %[[I]], %[[UP]]
+  return %1, %3, %4, %6, %8, %3 : tensor<4xf16>, tensor<4xf32>, tensor<4xf64>, tensor<4xf16>, tensor<4xi8>, tensor<4xf32>
+}

@@ -17,6 +17,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -182,9 +183,52 @@ OpFoldResult SizeOp::fold(FoldAdaptor) {
                    {inputType.getNumElements()});
 }
 
+/// Whether every value of `from` converts to `to` and back unchanged.
+static bool isExactConversion(Type from, Type to) {
+  if (from == to)
+    return true;
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (fromFloat && toFloat) {
+    const llvm::fltSemantics &f = fromFloat.getFloatSemantics();
+    const llvm::fltSemantics &t = toFloat.getFloatSemantics();
+    return APFloat::semanticsPrecision(t) >= APFloat::semanticsPrecision(f) &&
+           APFloat::semanticsMaxExponent(t) >=
+               APFloat::semanticsMaxExponent(f) &&
+           APFloat::semanticsMinExponent(t) <= APFloat::semanticsMinExponent(f);
+  }
+  auto fromInt = dyn_cast<IntegerType>(from);
+  if (!fromInt)
+    return false;
+  unsigned width = fromInt.getWidth();
+  bool isUnsigned = fromInt.isUnsigned() || width == 1;
+  if (toFloat) // The float's significand must hold every integer.
+    return static_cast<unsigned>(
+               APFloat::semanticsPrecision(toFloat.getFloatSemantics())) >=
+           width - (isUnsigned ? 0 : 1);
+  auto toInt = dyn_cast<IntegerType>(to);
+  if (!toInt)
+    return false;
+  if (toInt.isUnsigned())
+    return isUnsigned && toInt.getWidth() >= width;
+  return toInt.getWidth() >= width + (isUnsigned && width > 1 ? 1 : 0);
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getOutput().getType())
     return getInput();
+  // Cast chains: A -> B -> C with an exact first step is A -> C. When C is
+  // A the chain disappears; a lossy first step (f32 -> f16 -> f32) stays.
+  if (auto inner = getInput().getDefiningOp<CastOp>()) {
+    Type source = getElementTypeOrSelf(inner.getInput().getType());
+    Type middle = getElementTypeOrSelf(inner.getOutput().getType());
+    if (isExactConversion(source, middle)) {
+      if (inner.getInput().getType() == getOutput().getType())
+        return inner.getInput();
+      getInputMutable().assign(inner.getInput());
+      return getOutput();
+    }
+  }
   auto resultType = getStaticType(getOutput());
   std::optional<IntConstant> input = getSmallInts(adaptor.getInput());
   if (!resultType || !input)
