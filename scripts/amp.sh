@@ -22,7 +22,9 @@ export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
 APT_PACKAGES=(cmake ninja-build ccache g++ llvm-19-dev libmlir-19-dev
   mlir-19-tools llvm-19-tools libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libonnx-testdata time python3-torch python3-torchvision)
-PIP_PACKAGES=(onnx numpy pytest onnxruntime)
+# onnx is pinned: the backend node tests and the operator version table
+# (lib/Target/ONNX/OnnxOpVersions.inc) come from this release.
+PIP_PACKAGES=(onnx==1.23.2 numpy pytest onnxruntime)
 
 log() { printf '== %s\n' "$*" >&2; }
 
@@ -33,7 +35,11 @@ install_deps() {
       || missing_apt+=("$p")
   done
   for p in "${PIP_PACKAGES[@]}"; do
-    "$PYTHON" -c "import $p" 2>/dev/null || missing_pip+=("$p")
+    local module="${p%%==*}" version=""
+    [[ "$p" == *==* ]] && version="${p#*==}"
+    "$PYTHON" -c "import sys, $module
+sys.exit(bool('$version') and $module.__version__ != '$version')" 2>/dev/null \
+      || missing_pip+=("$p")
   done
   if ((${#missing_apt[@]} + ${#missing_pip[@]} == 0)); then
     return
