@@ -69,12 +69,12 @@ static LogicalResult verifyRoundtrip(ModuleOp module, MLIRContext &context) {
   }
   for (bool bytecode : {false, true}) {
     std::string buffer;
-    llvm::raw_string_ostream os(buffer);
     if (bytecode) {
+      llvm::raw_string_ostream os(buffer);
       if (failed(writeBytecodeToFile(module, os)))
         return failure();
     } else {
-      module.print(os);
+      buffer = original;
     }
     ParserConfig parserConfig(&context);
     OwningOpRef<ModuleOp> reparsed =

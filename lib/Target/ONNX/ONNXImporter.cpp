@@ -674,7 +674,8 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
     } else {
       state.addTypes(resultTypes);
       op = builder.create(state);
-      if (failed(verify(op))) {
+      // Nested ops were verified when their own nodes were built.
+      if (failed(verify(op, /*verifyRecursively=*/false))) {
         problem = diagnostics.str();
         op->erase();
         op = nullptr;

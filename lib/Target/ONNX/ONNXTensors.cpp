@@ -109,8 +109,8 @@ static void packTyped(const Field &field, Type elementType, char *out) {
   }
 }
 
-/// Number of values in the typed field that holds `dataType`, and a writer.
-static std::optional<int64_t> typedFieldSize(const onnx::TensorProto &t,
+/// Number of values in the typed field that holds `elementType`.
+static int64_t typedFieldSize(const onnx::TensorProto &t,
                                              Type elementType) {
   if (elementType.isF32())
     return t.float_data_size();
@@ -230,9 +230,9 @@ onnx_import::convertTensor(MLIRContext *context, onnx::TensorProto &tensor,
                                    tensor.raw_data().size());
     }
   } else {
-    std::optional<int64_t> have = typedFieldSize(tensor, elementType);
-    if (!have || static_cast<uint64_t>(*have) != *count)
-      return sizeMismatch(have.value_or(0), "values");
+    int64_t have = typedFieldSize(tensor, elementType);
+    if (static_cast<uint64_t>(have) != *count)
+      return sizeMismatch(have, "values");
     packed.resize(byteSize);
     packTypedField(tensor, elementType, packed.data());
     bytes = llvm::ArrayRef<char>(packed.data(), packed.size());

@@ -121,6 +121,12 @@ InferenceContext::getInts(StringRef name) const {
   return std::nullopt;
 }
 
+Type InferenceContext::getTypeAttr(StringRef name, Type defaultType) const {
+  if (auto attr = dyn_cast_or_null<TypeAttr>(getAttr(name)))
+    return attr.getValue();
+  return defaultType;
+}
+
 StringRef InferenceContext::getString(StringRef name,
                                       StringRef defaultValue) const {
   if (auto attr = dyn_cast_or_null<StringAttr>(getAttr(name)))
@@ -817,12 +823,12 @@ LogicalResult shape::inferSize(InferenceContext &ctx, Types &results) {
 
 LogicalResult shape::inferCast(InferenceContext &ctx, Types &results) {
   auto x = requireTensor(ctx, 0);
-  auto to = dyn_cast_or_null<TypeAttr>(ctx.getAttr("to"));
+  Type to = ctx.getTypeAttr("to", nullptr);
   if (failed(x))
     return failure();
   if (!to)
     return ctx.emitError("Cast requires a 'to' type attribute");
-  results.push_back(tensorOf(x->getShape(), to.getValue()));
+  results.push_back(tensorOf(x->getShape(), to));
   return success();
 }
 
@@ -1431,10 +1437,8 @@ LogicalResult shape::inferEyeLike(InferenceContext &ctx, Types &results) {
     return failure();
   if (x->getRank() != 2)
     return ctx.emitError("EyeLike input must be 2-d");
-  Type elementType = x->getElementType();
-  if (auto dtype = dyn_cast_or_null<TypeAttr>(ctx.getAttr("dtype")))
-    elementType = dtype.getValue();
-  results.push_back(tensorOf(x->getShape(), elementType));
+  results.push_back(
+      tensorOf(x->getShape(), ctx.getTypeAttr("dtype", x->getElementType())));
   return success();
 }
 
@@ -1727,11 +1731,11 @@ LogicalResult shape::inferQuantizeLinear(InferenceContext &ctx,
   auto x = requireTensor(ctx, 0);
   if (failed(x) || failed(requireTensor(ctx, 1)))
     return failure();
-  Type elementType = IntegerType::get(ctx.getContext(), 8, IntegerType::Unsigned);
+  Type elementType = ctx.getTypeAttr(
+      "output_dtype",
+      IntegerType::get(ctx.getContext(), 8, IntegerType::Unsigned));
   if (RankedTensorType zeroPoint = ctx.getTensorType(2))
     elementType = zeroPoint.getElementType();
-  else if (auto dtype = dyn_cast_or_null<TypeAttr>(ctx.getAttr("output_dtype")))
-    elementType = dtype.getValue();
   results.push_back(tensorOf(x->getShape(), elementType));
   return success();
 }
@@ -1742,10 +1746,8 @@ LogicalResult shape::inferDequantizeLinear(InferenceContext &ctx,
   auto scale = requireTensor(ctx, 1);
   if (failed(x) || failed(scale))
     return failure();
-  Type elementType = scale->getElementType();
-  if (auto dtype = dyn_cast_or_null<TypeAttr>(ctx.getAttr("output_dtype")))
-    elementType = dtype.getValue();
-  results.push_back(tensorOf(x->getShape(), elementType));
+  results.push_back(tensorOf(
+      x->getShape(), ctx.getTypeAttr("output_dtype", scale->getElementType())));
   return success();
 }
 
@@ -1761,9 +1763,8 @@ LogicalResult shape::inferDynamicQuantizeLinear(InferenceContext &ctx,
   return success();
 }
 
-/// Y and Y_h of RNN/GRU/LSTM; Y_c (LSTM) has the shape of Y_h.
-static LogicalResult inferRecurrentOutputs(InferenceContext &ctx,
-                                           Types &results) {
+/// Y and Y_h of RNN/GRU/LSTM.
+LogicalResult shape::inferRecurrent(InferenceContext &ctx, Types &results) {
   auto x = requireTensor(ctx, 0);
   auto r = requireTensor(ctx, 2);
   if (failed(x) || failed(requireTensor(ctx, 1)) || failed(r))
@@ -1790,12 +1791,9 @@ static LogicalResult inferRecurrentOutputs(InferenceContext &ctx,
   return success();
 }
 
-LogicalResult shape::inferRecurrent(InferenceContext &ctx, Types &results) {
-  return inferRecurrentOutputs(ctx, results);
-}
-
+/// LSTM adds Y_c, shaped like Y_h.
 LogicalResult shape::inferLSTM(InferenceContext &ctx, Types &results) {
-  if (failed(inferRecurrentOutputs(ctx, results)))
+  if (failed(inferRecurrent(ctx, results)))
     return failure();
   results.push_back(results.back());
   return success();
@@ -1805,10 +1803,8 @@ LogicalResult shape::inferRandomLike(InferenceContext &ctx, Types &results) {
   auto x = requireTensor(ctx, 0);
   if (failed(x))
     return failure();
-  Type elementType = x->getElementType();
-  if (auto dtype = dyn_cast_or_null<TypeAttr>(ctx.getAttr("dtype")))
-    elementType = dtype.getValue();
-  results.push_back(tensorOf(x->getShape(), elementType));
+  results.push_back(
+      tensorOf(x->getShape(), ctx.getTypeAttr("dtype", x->getElementType())));
   return success();
 }
 

@@ -58,6 +58,8 @@ public:
   std::optional<int64_t> getOptionalInt(StringRef name) const;
   std::optional<llvm::SmallVector<int64_t>> getInts(StringRef name) const;
   StringRef getString(StringRef name, StringRef defaultValue) const;
+  /// The type held by a TypeAttr attribute (`to`, `dtype`, ...).
+  Type getTypeAttr(StringRef name, Type defaultType) const;
   Attribute getAttr(StringRef name) const;
 
   /// Reports an error at the op (if a location was given); returns failure.
