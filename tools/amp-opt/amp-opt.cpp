@@ -1,16 +1,20 @@
 //===- amp-opt.cpp - the amp driver: mlir-opt plus ONNX input -------------===//
 //
-//   amp-opt model.onnx -o model.mlir      import, then canonicalize + cse
-//   amp-opt x.mlir --canonicalize         like mlir-opt
+//   amp-opt model.onnx -o model.mp.mlir   import, canonicalize + cse,
+//                                         amp-autocast, cast cleanup
+//   amp-opt x.mlir --amp-autocast         like mlir-opt
 //
-// With `.onnx` input the model is imported by the ONNX importer; every other
-// input goes through MlirOptMain unchanged. Output is written only when the
-// whole job succeeds.
+// With `.onnx` input the model is imported by the ONNX importer and goes
+// through the default mixed-precision pipeline (options --amp-*); every
+// other input goes through MlirOptMain unchanged. Output is written only
+// when the whole job succeeds.
 //
 //===----------------------------------------------------------------------===//
 
 #include "amp/InitAllDialects.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
+#include "amp/Transforms/AutocastPolicy.h"
+#include "amp/Transforms/Passes.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/AsmState.h"
@@ -33,9 +37,96 @@ static llvm::cl::OptionCategory ampCategory("amp ONNX options");
 
 static llvm::cl::opt<bool>
     importOnly("amp-import-only",
-               llvm::cl::desc("With .onnx input: skip the canonicalize + cse "
-                              "cleanup that follows the import"),
+               llvm::cl::desc("With .onnx input: stop after the import (no "
+                              "cleanup, no autocast)"),
                llvm::cl::cat(ampCategory));
+
+static llvm::cl::opt<bool> printDefaultPolicy(
+    "amp-print-default-policy",
+    llvm::cl::desc("Print the built-in autocast policy as a policy file "
+                   "(YAML) and exit"),
+    llvm::cl::cat(ampCategory));
+
+// Options of the default pipeline's amp-autocast (see `amp-autocast` in
+// docs/AmpPasses.md for their meaning).
+static llvm::cl::OptionCategory autocastCategory(
+    "amp autocast options (with .onnx input)");
+static llvm::cl::opt<std::string>
+    ampType("amp-type", llvm::cl::desc("Low-precision type: f16 or bf16"),
+            llvm::cl::init("f16"), llvm::cl::cat(autocastCategory));
+static llvm::cl::opt<unsigned> ampOptLevel(
+    "amp-opt-level",
+    llvm::cl::desc("0: no change, 1: policy lists (default), 2: all low "
+                   "precision except what needs fp32 accumulation and cannot "
+                   "get it, 3: pure low precision"),
+    llvm::cl::init(1), llvm::cl::cat(autocastCategory));
+static llvm::cl::opt<std::string>
+    ampPolicy("amp-policy", llvm::cl::desc("Policy file (YAML or JSON)"),
+              llvm::cl::value_desc("file"), llvm::cl::cat(autocastCategory));
+static llvm::cl::list<std::string>
+    ampAllow("amp-allow", llvm::cl::desc("Add ONNX op types to the allow class"),
+             llvm::cl::CommaSeparated, llvm::cl::cat(autocastCategory));
+static llvm::cl::list<std::string>
+    ampDeny("amp-deny", llvm::cl::desc("Add ONNX op types to the deny class"),
+            llvm::cl::CommaSeparated, llvm::cl::cat(autocastCategory));
+static llvm::cl::list<std::string>
+    ampInfer("amp-infer", llvm::cl::desc("Add ONNX op types to the infer class"),
+             llvm::cl::CommaSeparated, llvm::cl::cat(autocastCategory));
+static llvm::cl::list<std::string>
+    ampClear("amp-clear", llvm::cl::desc("Add ONNX op types to the clear class"),
+             llvm::cl::CommaSeparated, llvm::cl::cat(autocastCategory));
+static llvm::cl::list<std::string>
+    ampUnlist("amp-unlist",
+              llvm::cl::desc("Remove ONNX op types from every class"),
+              llvm::cl::CommaSeparated, llvm::cl::cat(autocastCategory));
+static llvm::cl::list<std::string> ampNodeRules(
+    "amp-node-rule",
+    llvm::cl::desc("Per-node rule regex=allow|deny|infer|clear (repeatable)"),
+    llvm::cl::cat(autocastCategory));
+static llvm::cl::opt<bool> ampKeepIOTypes(
+    "amp-keep-io-types",
+    llvm::cl::desc("Keep the graph inputs' and outputs' element types"),
+    llvm::cl::init(true), llvm::cl::cat(autocastCategory));
+static llvm::cl::opt<bool> ampFp32Accumulate(
+    "amp-fp32-accumulate",
+    llvm::cl::desc("Accumulate low-precision GEMMs, reductions, norms and "
+                   "softmax in fp32"),
+    llvm::cl::init(true), llvm::cl::cat(autocastCategory));
+static llvm::cl::opt<bool> ampClampConstants(
+    "amp-clamp-constants",
+    llvm::cl::desc("Clamp constants beyond the low-precision range (warns) "
+                   "instead of keeping their consumers in fp32"),
+    llvm::cl::cat(autocastCategory));
+static llvm::cl::opt<std::string>
+    ampReport("amp-report", llvm::cl::desc("Write the autocast report (JSON)"),
+              llvm::cl::value_desc("file"), llvm::cl::cat(autocastCategory));
+static llvm::cl::opt<std::string>
+    ampDot("amp-dot",
+           llvm::cl::desc("Write the graph coloured by precision (dot)"),
+           llvm::cl::value_desc("file"), llvm::cl::cat(autocastCategory));
+
+/// The autocast options given on the command line.
+static amp::AmpAutocastOptions getAutocastOptions() {
+  amp::AmpAutocastOptions options;
+  options.type = ampType;
+  options.optLevel = ampOptLevel;
+  options.policyFile = ampPolicy;
+  // The options hold ArrayRefs into the (static) command-line lists; unary
+  // & on a cl::list gives its std::vector storage.
+  options.allowOps = *&ampAllow;
+  options.denyOps = *&ampDeny;
+  options.inferOps = *&ampInfer;
+  options.clearOps = *&ampClear;
+  options.unlistOps = *&ampUnlist;
+  options.nodeRules = *&ampNodeRules;
+  options.keepIOTypes = ampKeepIOTypes;
+  options.fp32Accumulate = ampFp32Accumulate;
+  options.clampConstants = ampClampConstants;
+  options.reportFile = ampReport;
+  options.dotFile = ampDot;
+  options.printSummary = true;
+  return options;
+}
 
 static llvm::cl::opt<bool> noImportFolding(
     "amp-no-import-folding",
@@ -115,6 +206,9 @@ static LogicalResult runOnnxJob(StringRef inputFilename,
   if (!importOnly) {
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
+    pm.addPass(amp::createAmpAutocast(getAutocastOptions()));
+    // Cast cleanup: exact cast chains fold, dead f32 weights go.
+    pm.addPass(createCanonicalizerPass());
   }
   if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
     return failure();
@@ -138,6 +232,7 @@ static LogicalResult runOnnxJob(StringRef inputFilename,
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerTransformsPasses();
+  amp::registerAmpPasses();
   DialectRegistry registry;
   amp::registerAllDialects(registry);
 
@@ -148,6 +243,13 @@ int main(int argc, char **argv) {
       "  amp-opt x.mlir --pass...           run passes like mlir-opt\n",
       registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  if (printDefaultPolicy) {
+    // Validating op names needs the registered ops.
+    MLIRContext context(registry);
+    context.loadAllAvailableDialects();
+    amp::AutocastPolicy::getDefault().print(llvm::outs());
+    return 0;
+  }
 
   if (amp::isONNXFile(inputFilename))
     return failed(runOnnxJob(inputFilename, outputFilename, registry, config));

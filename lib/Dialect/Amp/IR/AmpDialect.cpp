@@ -88,3 +88,24 @@ struct RefineResultTypes : RewritePattern {
 void AmpDialect::getCanonicalizationPatterns(RewritePatternSet &results) const {
   results.add<RefineResultTypes>(getContext());
 }
+
+LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attribute) {
+  StringRef name = attribute.getName().getValue();
+  // Model-level facts kept by the ONNX importer for the exporter.
+  if (name == "amp.opset_import" || name == "amp.metadata" ||
+      name == "amp.ir_version" || name == "amp.producer")
+    return success();
+  if (name != kAccumulateAttrName)
+    return op->emitError() << "unknown amp attribute '" << name << "'";
+  auto type = dyn_cast<TypeAttr>(attribute.getValue());
+  if (!type || !type.getValue().isF32())
+    return op->emitError() << "'" << kAccumulateAttrName
+                           << "' must be the type f32";
+  auto precisionOp = dyn_cast<PrecisionOpInterface>(op);
+  if (!precisionOp || !precisionOp.supportsF32Accumulation())
+    return op->emitError() << "'" << kAccumulateAttrName
+                           << "' is set on an op that cannot accumulate in "
+                              "f32";
+  return success();
+}

@@ -23,8 +23,47 @@ using namespace mlir;
 using namespace mlir::amp;
 using llvm::SmallVector;
 
+#include "amp/Dialect/Amp/IR/AmpInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "amp/Dialect/Amp/IR/AmpOps.cpp.inc"
+
+namespace {
+template <typename... Ops>
+SmallVector<OnnxOpName> collectOnnxOpNames() {
+  SmallVector<OnnxOpName> names;
+  (
+      [&] {
+        if (!Ops::getOnnxName().empty())
+          names.push_back({Ops::getOnnxName(), Ops::getOperationName()});
+      }(),
+      ...);
+  return names;
+}
+} // namespace
+
+StringRef mlir::amp::getNodeName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().getValue();
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    for (Location inner : fused.getLocations()) {
+      StringRef name = getNodeName(inner);
+      if (!name.empty())
+        return name;
+    }
+  }
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return getNodeName(callSite.getCallee());
+  return {};
+}
+
+llvm::ArrayRef<OnnxOpName> mlir::amp::getOnnxOpNames() {
+  static const SmallVector<OnnxOpName> names = collectOnnxOpNames<
+#define GET_OP_LIST
+#include "amp/Dialect/Amp/IR/AmpOps.cpp.inc"
+      >();
+  return names;
+}
 
 //===----------------------------------------------------------------------===//
 // Folding helpers

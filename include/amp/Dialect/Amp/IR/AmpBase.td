@@ -13,6 +13,7 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "amp/Dialect/Amp/IR/AmpInterfaces.td"
 
 def Amp_Dialect : Dialect {
   let name = "amp";
@@ -26,6 +27,8 @@ def Amp_Dialect : Dialect {
   }];
   let hasConstantMaterializer = 1;
   let hasCanonicalizer = 1;
+  // Verifies `amp.accumulate` (see PrecisionOpInterface).
+  let hasOperationAttrVerify = 1;
   // Attributes live in the attribute dictionary: the ONNX importer builds ops
   // generically from ONNX attribute names.
   let usePropertiesForAttributes = 0;
@@ -59,12 +62,33 @@ def Amp_OptIndexTensor : AnyTypeOf<[Amp_IndexTensor, NoneType]>;
 class Amp_Op<string onnxName, string mnemonic, string shapeFn,
              list<Trait> traits = []>
     : Op<Amp_Dialect, mnemonic, !listconcat(traits, [
-          DeclareOpInterfaceMethods<InferTypeOpInterface>])> {
+          DeclareOpInterfaceMethods<InferTypeOpInterface>,
+          Amp_PrecisionOpInterface])> {
+  // Mixed precision (see PrecisionOpInterface): ODS operand/result indices
+  // that never change type, operands that take any float type, and whether
+  // the op can accumulate in fp32 while its I/O is fp16/bf16.
+  list<int> fixedTypeOperands = [];
+  list<int> anyTypeOperands = [];
+  list<int> fixedTypeResults = [];
+  bit canAccumulateInF32 = 0;
+
   code onnxDecl = "static constexpr ::llvm::StringLiteral getOnnxName() { "
                   "return \"" # onnxName # "\"; }\n"
                   "static bool isCompatibleReturnTypes(::mlir::TypeRange lhs, "
-                  "::mlir::TypeRange rhs);";
-  let extraClassDeclaration = onnxDecl;
+                  "::mlir::TypeRange rhs);\n";
+  code precisionDecl =
+      "static bool isFixedTypeOperandIndex(unsigned i) { (void)i; return "
+      # !foldl("false", fixedTypeOperands, acc, x,
+               acc # " || i == " # !cast<string>(x)) # "; }\n"
+      "static bool isAnyTypeOperandIndex(unsigned i) { (void)i; return "
+      # !foldl("false", anyTypeOperands, acc, x,
+               acc # " || i == " # !cast<string>(x)) # "; }\n"
+      "static bool isFixedTypeResultIndex(unsigned i) { (void)i; return "
+      # !foldl("false", fixedTypeResults, acc, x,
+               acc # " || i == " # !cast<string>(x)) # "; }\n"
+      "static constexpr bool kCanAccumulateInF32 = "
+      # !if(canAccumulateInF32, "true", "false") # ";\n";
+  let extraClassDeclaration = onnxDecl # precisionDecl;
   let extraClassDefinition = [{
     ::llvm::LogicalResult $cppClass::inferReturnTypes(
         ::mlir::MLIRContext *context, ::std::optional<::mlir::Location> loc,

@@ -10,7 +10,30 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "amp/Dialect/Amp/IR/AmpInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "amp/Dialect/Amp/IR/AmpOps.h.inc"
+
+namespace mlir::amp {
+
+/// An amp op and the ONNX operator type it models.
+struct OnnxOpName {
+  llvm::StringRef onnxName;
+  llvm::StringRef operationName;
+};
+
+/// Every amp op that models an ONNX operator, in ODS order.
+llvm::ArrayRef<OnnxOpName> getOnnxOpNames();
+
+/// The ONNX node name recorded in `loc` (the first NameLoc found, looking
+/// through fused and call-site locations); empty if there is none.
+llvm::StringRef getNodeName(Location loc);
+
+/// Name of the discardable attribute that asks a low-precision op to
+/// accumulate in fp32 (a TypeAttr holding f32).
+constexpr llvm::StringLiteral kAccumulateAttrName = "amp.accumulate";
+
+} // namespace mlir::amp
 
 #endif // AMP_DIALECT_AMP_IR_AMPOPS_H

@@ -115,11 +115,15 @@ def Amp_ThresholdedReluOp : Amp_UnaryOp<"ThresholdedRelu", "thresholded_relu",
     (ins DefaultValuedAttr<F32Attr, "1.0">:$alpha), Amp_FloatTensor>;
 def Amp_LpNormalizationOp : Amp_UnaryOp<"LpNormalization", "lp_normalization",
     (ins DefaultValuedAttr<I64Attr, "-1">:$axis,
-         DefaultValuedAttr<I64Attr, "2">:$p), Amp_FloatTensor>;
+         DefaultValuedAttr<I64Attr, "2">:$p), Amp_FloatTensor> {
+  let canAccumulateInF32 = 1;
+}
 def Amp_MeanVarianceNormalizationOp : Amp_UnaryOp<"MeanVarianceNormalization",
     "mean_variance_normalization",
     (ins DefaultValuedAttr<DenseI64ArrayAttr, "{0, 2, 3}">:$axes),
-    Amp_FloatTensor>;
+    Amp_FloatTensor> {
+  let canAccumulateInF32 = 1;
+}
 def Amp_LRNOp : Amp_UnaryOp<"LRN", "lrn",
     (ins DefaultValuedAttr<F32Attr, "0.0001">:$alpha,
          DefaultValuedAttr<F32Attr, "0.75">:$beta,
@@ -127,11 +131,13 @@ def Amp_LRNOp : Amp_UnaryOp<"LRN", "lrn",
     Amp_FloatTensor>;
 
 def Amp_IsNaNOp : Amp_PureOp<"IsNaN", "is_nan", "inferBoolLikeFirst"> {
+  let anyTypeOperands = [0];
   let summary = "ONNX IsNaN";
   let arguments = (ins Amp_FloatTensor:$X);
   let results = (outs Amp_BoolTensor:$Y);
 }
 def Amp_IsInfOp : Amp_PureOp<"IsInf", "is_inf", "inferBoolLikeFirst"> {
+  let anyTypeOperands = [0];
   let summary = "ONNX IsInf";
   let arguments = (ins Amp_FloatTensor:$X,
                        DefaultValuedAttr<I64Attr, "1">:$detect_negative,
@@ -147,6 +153,7 @@ def Amp_ClipOp : Amp_PureOp<"Clip", "clip", "inferSameAsFirst"> {
 }
 
 def Amp_CumSumOp : Amp_PureOp<"CumSum", "cumsum", "inferSameAsFirst"> {
+  let canAccumulateInF32 = 1;
   let summary = "ONNX CumSum";
   let arguments = (ins Amp_Tensor:$x, Amp_IndexTensor:$axis,
                        DefaultValuedAttr<I64Attr, "0">:$exclusive,
@@ -170,11 +177,16 @@ def Amp_ReverseSequenceOp : Amp_PureOp<"ReverseSequence", "reverse_sequence",
   let results = (outs Amp_Tensor:$Y);
 }
 
-def Amp_SoftmaxOp : Amp_AxisOp<"Softmax", "softmax">;
-def Amp_LogSoftmaxOp : Amp_AxisOp<"LogSoftmax", "log_softmax">;
+def Amp_SoftmaxOp : Amp_AxisOp<"Softmax", "softmax"> {
+  let canAccumulateInF32 = 1;
+}
+def Amp_LogSoftmaxOp : Amp_AxisOp<"LogSoftmax", "log_softmax"> {
+  let canAccumulateInF32 = 1;
+}
 def Amp_HardmaxOp : Amp_AxisOp<"Hardmax", "hardmax">;
 
 def Amp_DropoutOp : Amp_PureOp<"Dropout", "dropout", "inferDropout"> {
+  let fixedTypeOperands = [1];
   let summary = "ONNX Dropout (output and mask)";
   let arguments = (ins Amp_Tensor:$data, Amp_OptTensor:$ratio,
                        AnyTypeOf<[Amp_BoolTensor, NoneType]>:$training_mode,
@@ -196,6 +208,7 @@ def Amp_ModOp : Amp_BinaryOp<"Mod", "mod",
   let hasFolder = 1;
 }
 def Amp_PowOp : Amp_PureOp<"Pow", "pow", "inferBroadcastMixed"> {
+  let fixedTypeOperands = [1];
   let summary = "ONNX Pow (base and exponent may have different types)";
   let arguments = (ins Amp_Tensor:$X, Amp_Tensor:$Y);
   let results = (outs Amp_Tensor:$Z);
@@ -233,18 +246,32 @@ def Amp_WhereOp : Amp_PureOp<"Where", "where", "inferWhere"> {
 // Reductions
 //===----------------------------------------------------------------------===//
 
-def Amp_ReduceL1Op : Amp_ReduceOp<"ReduceL1", "reduce_l1">;
-def Amp_ReduceL2Op : Amp_ReduceOp<"ReduceL2", "reduce_l2">;
-def Amp_ReduceLogSumOp : Amp_ReduceOp<"ReduceLogSum", "reduce_log_sum">;
+def Amp_ReduceL1Op : Amp_ReduceOp<"ReduceL1", "reduce_l1"> {
+  let canAccumulateInF32 = 1;
+}
+def Amp_ReduceL2Op : Amp_ReduceOp<"ReduceL2", "reduce_l2"> {
+  let canAccumulateInF32 = 1;
+}
+def Amp_ReduceLogSumOp : Amp_ReduceOp<"ReduceLogSum", "reduce_log_sum"> {
+  let canAccumulateInF32 = 1;
+}
 def Amp_ReduceLogSumExpOp : Amp_ReduceOp<"ReduceLogSumExp",
-                                         "reduce_log_sum_exp">;
+                                         "reduce_log_sum_exp"> {
+  let canAccumulateInF32 = 1;
+}
 def Amp_ReduceMaxOp : Amp_ReduceOp<"ReduceMax", "reduce_max">;
-def Amp_ReduceMeanOp : Amp_ReduceOp<"ReduceMean", "reduce_mean">;
+def Amp_ReduceMeanOp : Amp_ReduceOp<"ReduceMean", "reduce_mean"> {
+  let canAccumulateInF32 = 1;
+}
 def Amp_ReduceMinOp : Amp_ReduceOp<"ReduceMin", "reduce_min">;
 def Amp_ReduceProdOp : Amp_ReduceOp<"ReduceProd", "reduce_prod">;
-def Amp_ReduceSumOp : Amp_ReduceOp<"ReduceSum", "reduce_sum">;
+def Amp_ReduceSumOp : Amp_ReduceOp<"ReduceSum", "reduce_sum"> {
+  let canAccumulateInF32 = 1;
+}
 def Amp_ReduceSumSquareOp : Amp_ReduceOp<"ReduceSumSquare",
-                                         "reduce_sum_square">;
+                                         "reduce_sum_square"> {
+  let canAccumulateInF32 = 1;
+}
 
 class Amp_ArgReduceOp<string onnxName, string mnemonic>
     : Amp_PureOp<onnxName, mnemonic, "inferArgReduce"> {
@@ -263,12 +290,14 @@ def Amp_ArgMinOp : Amp_ArgReduceOp<"ArgMin", "arg_min">;
 //===----------------------------------------------------------------------===//
 
 def Amp_MatMulOp : Amp_PureOp<"MatMul", "matmul", "inferMatMul"> {
+  let canAccumulateInF32 = 1;
   let summary = "ONNX MatMul (numpy matmul semantics)";
   let arguments = (ins Amp_Tensor:$A, Amp_Tensor:$B);
   let results = (outs Amp_Tensor:$Y);
 }
 
 def Amp_GemmOp : Amp_PureOp<"Gemm", "gemm", "inferGemm"> {
+  let canAccumulateInF32 = 1;
   let summary = "ONNX Gemm: alpha * op(A) * op(B) + beta * C";
   let arguments = (ins Amp_Tensor:$A, Amp_Tensor:$B, Amp_OptTensor:$C,
                        DefaultValuedAttr<F32Attr, "1.0">:$alpha,
@@ -279,6 +308,7 @@ def Amp_GemmOp : Amp_PureOp<"Gemm", "gemm", "inferGemm"> {
 }
 
 def Amp_EinsumOp : Amp_PureOp<"Einsum", "einsum", "inferEinsum"> {
+  let canAccumulateInF32 = 1;
   let summary = "ONNX Einsum";
   let arguments = (ins Variadic<Amp_Tensor>:$Inputs, StrAttr:$equation);
   let results = (outs Amp_Tensor:$Output);
@@ -289,6 +319,7 @@ def Amp_EinsumOp : Amp_PureOp<"Einsum", "einsum", "inferEinsum"> {
 //===----------------------------------------------------------------------===//
 
 def Amp_ConvOp : Amp_PureOp<"Conv", "conv", "inferConv"> {
+  let canAccumulateInF32 = 1;
   let summary = "ONNX Conv (N-d, grouped)";
   let arguments = (ins Amp_FloatTensor:$X, Amp_FloatTensor:$W,
                        Amp_OptTensor:$B,
@@ -303,6 +334,7 @@ def Amp_ConvOp : Amp_PureOp<"Conv", "conv", "inferConv"> {
 
 def Amp_ConvTransposeOp : Amp_PureOp<"ConvTranspose", "conv_transpose",
                                      "inferConvTranspose"> {
+  let canAccumulateInF32 = 1;
   let summary = "ONNX ConvTranspose";
   let arguments = (ins Amp_FloatTensor:$X, Amp_FloatTensor:$W,
                        Amp_OptTensor:$B,
@@ -332,6 +364,7 @@ def Amp_MaxPoolOp : Amp_PureOp<"MaxPool", "max_pool", "inferMaxPool"> {
 
 def Amp_AveragePoolOp : Amp_PureOp<"AveragePool", "average_pool",
                                    "inferPool"> {
+  let canAccumulateInF32 = 1;
   let summary = "ONNX AveragePool";
   let arguments = (ins Amp_FloatTensor:$X,
                        DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
@@ -345,6 +378,7 @@ def Amp_AveragePoolOp : Amp_PureOp<"AveragePool", "average_pool",
 }
 
 def Amp_LpPoolOp : Amp_PureOp<"LpPool", "lp_pool", "inferPool"> {
+  let canAccumulateInF32 = 1;
   let summary = "ONNX LpPool";
   let arguments = (ins Amp_FloatTensor:$X,
                        DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
@@ -364,13 +398,18 @@ class Amp_GlobalPoolOp<string onnxName, string mnemonic, dag attrs = (ins)>
   let results = (outs Amp_FloatTensor:$Y);
 }
 def Amp_GlobalAveragePoolOp : Amp_GlobalPoolOp<"GlobalAveragePool",
-                                               "global_average_pool">;
+                                               "global_average_pool"> {
+  let canAccumulateInF32 = 1;
+}
 def Amp_GlobalMaxPoolOp : Amp_GlobalPoolOp<"GlobalMaxPool", "global_max_pool">;
 def Amp_GlobalLpPoolOp : Amp_GlobalPoolOp<"GlobalLpPool", "global_lp_pool",
-    (ins DefaultValuedAttr<I64Attr, "2">:$p)>;
+    (ins DefaultValuedAttr<I64Attr, "2">:$p)> {
+  let canAccumulateInF32 = 1;
+}
 
 def Amp_BatchNormalizationOp : Amp_PureOp<"BatchNormalization",
     "batch_normalization", "inferBatchNorm"> {
+  let canAccumulateInF32 = 1;
   let summary = "ONNX BatchNormalization (running stats only in training)";
   let arguments = (ins Amp_FloatTensor:$X, Amp_FloatTensor:$scale,
                        Amp_FloatTensor:$B, Amp_FloatTensor:$input_mean,
@@ -384,6 +423,7 @@ def Amp_BatchNormalizationOp : Amp_PureOp<"BatchNormalization",
 
 def Amp_InstanceNormalizationOp : Amp_PureOp<"InstanceNormalization",
     "instance_normalization", "inferSameAsFirst"> {
+  let canAccumulateInF32 = 1;
   let summary = "ONNX InstanceNormalization";
   let arguments = (ins Amp_FloatTensor:$input, Amp_FloatTensor:$scale,
                        Amp_FloatTensor:$B,
@@ -393,6 +433,8 @@ def Amp_InstanceNormalizationOp : Amp_PureOp<"InstanceNormalization",
 
 def Amp_LayerNormalizationOp : Amp_PureOp<"LayerNormalization",
     "layer_normalization", "inferLayerNorm"> {
+  let canAccumulateInF32 = 1;
+  let fixedTypeResults = [1, 2];
   let summary = "ONNX LayerNormalization (Y, Mean, InvStdDev)";
   let arguments = (ins Amp_FloatTensor:$X, Amp_FloatTensor:$Scale,
                        Amp_OptTensor:$B,
@@ -405,6 +447,7 @@ def Amp_LayerNormalizationOp : Amp_PureOp<"LayerNormalization",
 
 def Amp_GroupNormalizationOp : Amp_PureOp<"GroupNormalization",
     "group_normalization", "inferSameAsFirst"> {
+  let canAccumulateInF32 = 1;
   let summary = "ONNX GroupNormalization";
   let arguments = (ins Amp_FloatTensor:$X, Amp_FloatTensor:$scale,
                        Amp_FloatTensor:$bias,
@@ -419,6 +462,7 @@ def Amp_GroupNormalizationOp : Amp_PureOp<"GroupNormalization",
 //===----------------------------------------------------------------------===//
 
 def Amp_ShapeOp : Amp_PureOp<"Shape", "shape", "inferShapeOp"> {
+  let anyTypeOperands = [0];
   let summary = "ONNX Shape (dimensions in [start, end))";
   let arguments = (ins Amp_Tensor:$data, OptionalAttr<I64Attr>:$start,
                        OptionalAttr<I64Attr>:$end);
@@ -427,6 +471,7 @@ def Amp_ShapeOp : Amp_PureOp<"Shape", "shape", "inferShapeOp"> {
 }
 
 def Amp_SizeOp : Amp_PureOp<"Size", "size", "inferSize"> {
+  let anyTypeOperands = [0];
   let summary = "ONNX Size (element count as a 0-d i64 tensor)";
   let arguments = (ins Amp_Tensor:$data);
   let results = (outs Amp_I64Tensor:$size);
@@ -434,6 +479,8 @@ def Amp_SizeOp : Amp_PureOp<"Size", "size", "inferSize"> {
 }
 
 def Amp_CastOp : Amp_PureOp<"Cast", "cast", "inferCast"> {
+  let anyTypeOperands = [0];
+  let fixedTypeResults = [0];
   let summary = "ONNX Cast to the element type `to`";
   let arguments = (ins Amp_Tensor:$input, TypeAttr:$to,
                        DefaultValuedAttr<I64Attr, "1">:$saturate);
@@ -442,6 +489,7 @@ def Amp_CastOp : Amp_PureOp<"Cast", "cast", "inferCast"> {
 }
 
 def Amp_CastLikeOp : Amp_PureOp<"CastLike", "cast_like", "inferCastLike"> {
+  let anyTypeOperands = [0];
   let summary = "ONNX CastLike";
   let arguments = (ins Amp_Tensor:$input, Amp_Tensor:$target_type,
                        DefaultValuedAttr<I64Attr, "1">:$saturate);
@@ -590,6 +638,7 @@ def Amp_SpaceToDepthOp : Amp_PureOp<"SpaceToDepth", "space_to_depth",
 }
 
 def Amp_ResizeOp : Amp_PureOp<"Resize", "resize", "inferResize"> {
+  let fixedTypeOperands = [1, 2];
   let summary = "ONNX Resize";
   let arguments = (ins Amp_Tensor:$X, Amp_OptTensor:$roi,
                        AnyTypeOf<[RankedTensorOf<[F32]>, NoneType]>:$scales,
@@ -611,6 +660,7 @@ def Amp_ResizeOp : Amp_PureOp<"Resize", "resize", "inferResize"> {
 
 def Amp_ConstantOfShapeOp : Amp_PureOp<"ConstantOfShape", "constant_of_shape",
                                        "inferConstantOfShape"> {
+  let fixedTypeResults = [0];
   let summary = "ONNX ConstantOfShape";
   let arguments = (ins Amp_I64Tensor:$input, OptionalAttr<ElementsAttr>:$value);
   let results = (outs Amp_Tensor:$output);
@@ -618,6 +668,8 @@ def Amp_ConstantOfShapeOp : Amp_PureOp<"ConstantOfShape", "constant_of_shape",
 }
 
 def Amp_RangeOp : Amp_PureOp<"Range", "range", "inferRange"> {
+  let fixedTypeOperands = [0, 1, 2];
+  let fixedTypeResults = [0];
   let summary = "ONNX Range";
   let arguments = (ins Amp_Tensor:$start, Amp_Tensor:$limit,
                        Amp_Tensor:$delta);
@@ -626,6 +678,8 @@ def Amp_RangeOp : Amp_PureOp<"Range", "range", "inferRange"> {
 }
 
 def Amp_EyeLikeOp : Amp_PureOp<"EyeLike", "eye_like", "inferEyeLike"> {
+  let fixedTypeOperands = [0];
+  let fixedTypeResults = [0];
   let summary = "ONNX EyeLike";
   let arguments = (ins Amp_Tensor:$input, OptionalAttr<TypeAttr>:$dtype,
                        DefaultValuedAttr<I64Attr, "0">:$k);
@@ -633,6 +687,7 @@ def Amp_EyeLikeOp : Amp_PureOp<"EyeLike", "eye_like", "inferEyeLike"> {
 }
 
 def Amp_OneHotOp : Amp_PureOp<"OneHot", "one_hot", "inferOneHot"> {
+  let fixedTypeOperands = [0, 1];
   let summary = "ONNX OneHot";
   let arguments = (ins Amp_Tensor:$indices, Amp_Tensor:$depth,
                        Amp_Tensor:$values,
@@ -650,6 +705,7 @@ def Amp_TopKOp : Amp_PureOp<"TopK", "top_k", "inferTopK"> {
 }
 
 def Amp_NonZeroOp : Amp_PureOp<"NonZero", "non_zero", "inferNonZero"> {
+  let anyTypeOperands = [0];
   let summary = "ONNX NonZero (data-dependent result size)";
   let arguments = (ins Amp_Tensor:$X);
   let results = (outs Amp_I64Tensor:$Y);
@@ -664,6 +720,7 @@ def Amp_CompressOp : Amp_PureOp<"Compress", "compress", "inferCompress"> {
 
 def Amp_GridSampleOp : Amp_PureOp<"GridSample", "grid_sample",
                                   "inferGridSample"> {
+  let fixedTypeOperands = [1];
   let summary = "ONNX GridSample";
   let arguments = (ins Amp_Tensor:$X, Amp_FloatTensor:$grid,
                        DefaultValuedAttr<I64Attr, "0">:$align_corners,
@@ -681,6 +738,7 @@ def Amp_SwishOp : Amp_UnaryOp<"Swish", "swish",
 
 def Amp_RMSNormalizationOp : Amp_PureOp<"RMSNormalization",
     "rms_normalization", "inferSameAsFirst"> {
+  let canAccumulateInF32 = 1;
   let summary = "ONNX RMSNormalization";
   let arguments = (ins Amp_FloatTensor:$X, Amp_FloatTensor:$scale,
                        DefaultValuedAttr<I64Attr, "-1">:$axis,
@@ -697,6 +755,7 @@ def Amp_DetOp : Amp_PureOp<"Det", "det", "inferDet"> {
 
 def Amp_NegativeLogLikelihoodLossOp : Amp_PureOp<"NegativeLogLikelihoodLoss",
     "negative_log_likelihood_loss", "inferLoss"> {
+  let canAccumulateInF32 = 1;
   let summary = "ONNX NegativeLogLikelihoodLoss";
   let arguments = (ins Amp_FloatTensor:$input, Amp_IndexTensor:$target,
                        Amp_OptTensor:$weight,
@@ -707,6 +766,7 @@ def Amp_NegativeLogLikelihoodLossOp : Amp_PureOp<"NegativeLogLikelihoodLoss",
 
 def Amp_SoftmaxCrossEntropyLossOp : Amp_PureOp<"SoftmaxCrossEntropyLoss",
     "softmax_cross_entropy_loss", "inferSoftmaxCrossEntropyLoss"> {
+  let canAccumulateInF32 = 1;
   let summary = "ONNX SoftmaxCrossEntropyLoss (loss and log-probabilities)";
   let arguments = (ins Amp_FloatTensor:$scores, Amp_IndexTensor:$labels,
                        Amp_OptTensor:$weights,
@@ -716,6 +776,8 @@ def Amp_SoftmaxCrossEntropyLossOp : Amp_PureOp<"SoftmaxCrossEntropyLoss",
 }
 
 def Amp_AttentionOp : Amp_PureOp<"Attention", "attention", "inferAttention"> {
+  let fixedTypeOperands = [3];
+  let canAccumulateInF32 = 1;
   let summary = "ONNX Attention (scaled dot-product, grouped heads, KV cache)";
   let arguments = (ins Amp_FloatTensor:$Q, Amp_FloatTensor:$K,
                        Amp_FloatTensor:$V, Amp_OptTensor:$attn_mask,
@@ -741,6 +803,8 @@ def Amp_AttentionOp : Amp_PureOp<"Attention", "attention", "inferAttention"> {
 
 def Amp_QuantizeLinearOp : Amp_PureOp<"QuantizeLinear", "quantize_linear",
                                       "inferQuantizeLinear"> {
+  let fixedTypeOperands = [0, 1];
+  let fixedTypeResults = [0];
   let summary = "ONNX QuantizeLinear";
   let arguments = (ins Amp_Tensor:$x, Amp_FloatTensor:$y_scale,
                        Amp_OptTensor:$y_zero_point,
@@ -753,6 +817,8 @@ def Amp_QuantizeLinearOp : Amp_PureOp<"QuantizeLinear", "quantize_linear",
 
 def Amp_DequantizeLinearOp : Amp_PureOp<"DequantizeLinear",
     "dequantize_linear", "inferDequantizeLinear"> {
+  let fixedTypeOperands = [1];
+  let fixedTypeResults = [0];
   let summary = "ONNX DequantizeLinear";
   let arguments = (ins Amp_Tensor:$x, Amp_FloatTensor:$x_scale,
                        Amp_OptTensor:$x_zero_point,
@@ -764,6 +830,8 @@ def Amp_DequantizeLinearOp : Amp_PureOp<"DequantizeLinear",
 
 def Amp_DynamicQuantizeLinearOp : Amp_PureOp<"DynamicQuantizeLinear",
     "dynamic_quantize_linear", "inferDynamicQuantizeLinear"> {
+  let fixedTypeOperands = [0];
+  let fixedTypeResults = [1];
   let summary = "ONNX DynamicQuantizeLinear (uint8, per-tensor)";
   let arguments = (ins RankedTensorOf<[F32]>:$x);
   let results = (outs RankedTensorOf<[UI8]>:$y, RankedTensorOf<[F32]>:$y_scale,
@@ -796,14 +864,20 @@ class Amp_RecurrentOp<string onnxName, string mnemonic, string shapeFn,
 }
 
 def Amp_RNNOp : Amp_RecurrentOp<"RNN", "rnn", "inferRecurrent", (ins), (ins),
-    (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h)>;
+    (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h)> {
+  let canAccumulateInF32 = 1;
+}
 def Amp_GRUOp : Amp_RecurrentOp<"GRU", "gru", "inferRecurrent", (ins),
     (ins DefaultValuedAttr<I64Attr, "0">:$linear_before_reset),
-    (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h)>;
+    (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h)> {
+  let canAccumulateInF32 = 1;
+}
 def Amp_LSTMOp : Amp_RecurrentOp<"LSTM", "lstm", "inferLSTM",
     (ins Amp_OptTensor:$initial_c, Amp_OptTensor:$P),
     (ins DefaultValuedAttr<I64Attr, "0">:$input_forget),
-    (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h, Amp_FloatTensor:$Y_c)>;
+    (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h, Amp_FloatTensor:$Y_c)> {
+  let canAccumulateInF32 = 1;
+}
 
 //===----------------------------------------------------------------------===//
 // Random generators (not Pure: each evaluation draws new values)
@@ -812,6 +886,9 @@ def Amp_LSTMOp : Amp_RecurrentOp<"LSTM", "lstm", "inferLSTM",
 class Amp_RandomLikeOp<string onnxName, string mnemonic, dag attrs>
     : Amp_Op<onnxName, mnemonic, "inferRandomLike"> {
   let summary = "ONNX " # onnxName;
+  // The input only gives the shape (and the type when dtype is absent).
+  let fixedTypeOperands = [0];
+  let fixedTypeResults = [0];
   let arguments = !con((ins Amp_Tensor:$input, OptionalAttr<TypeAttr>:$dtype,
                             OptionalAttr<F32Attr>:$seed), attrs);
   let results = (outs Amp_Tensor:$output);

@@ -1,0 +1,47 @@
+//===- FloatConversion.h - fp32 to fp16/bf16 in bulk ------------*- C++ -*-===//
+//
+// Round-to-nearest-even conversion of fp32 weights to fp16 or bf16 at
+// compile time, with the statistics the autocast pass needs to decide
+// whether a constant fits. Bit-exact with APFloat (tested exhaustively on
+// the 16-bit side); written out because APFloat is ~50x slower per element.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_TRANSFORMS_FLOATCONVERSION_H
+#define AMP_TRANSFORMS_FLOATCONVERSION_H
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+
+namespace mlir::amp {
+
+enum class LowFloatKind { F16, BF16 };
+
+/// IEEE binary32 -> binary16, round to nearest even; overflow gives Inf,
+/// NaN stays NaN (quiet, sign kept).
+uint16_t floatToHalfBits(float value);
+/// binary32 -> bfloat16, round to nearest even; NaN stays NaN.
+uint16_t floatToBFloat16Bits(float value);
+float halfBitsToFloat(uint16_t bits);
+float bfloat16BitsToFloat(uint16_t bits);
+
+struct ConversionStats {
+  /// Finite values that became +-Inf (or were clamped).
+  int64_t overflowed = 0;
+  /// Non-zero values that became zero.
+  int64_t flushedToZero = 0;
+  int64_t nonZero = 0;
+  /// Largest finite magnitude in the input.
+  float maxAbs = 0.0f;
+};
+
+/// Converts `input` into `output` (same length). With `clampToFinite`,
+/// finite values beyond the target range become the largest finite value.
+ConversionStats convertFloats(llvm::ArrayRef<float> input,
+                              llvm::MutableArrayRef<uint16_t> output,
+                              LowFloatKind kind, bool clampToFinite);
+
+} // namespace mlir::amp
+
+#endif // AMP_TRANSFORMS_FLOATCONVERSION_H

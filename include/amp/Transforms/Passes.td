@@ -1,0 +1,82 @@
+//===- Passes.td - amp transformation passes ---------------*- tablegen -*-===//
+
+#ifndef AMP_TRANSFORMS_PASSES_TD
+#define AMP_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AmpAutocast : Pass<"amp-autocast", "::mlir::ModuleOp"> {
+  let summary = "Rewrite an fp32 amp graph to mixed precision (fp16 or bf16)";
+  let description = [{
+    Decides, op by op, whether to compute in fp32 or in a low-precision type
+    (fp16 or bf16) and rewrites the graph accordingly.
+
+    Each ONNX operator type is in one of four classes of a policy: allow
+    (compute in low precision), deny (compute in fp32), infer (low precision
+    when its inputs are) and clear (precision-transparent data movement); ops
+    in no class keep fp32 and do not spread it. The decision then follows
+    these rules, in order:
+
+    1. deny spreads forward through clear and infer ops: an infer op reached
+       from a deny op is denied, and so is a clear op on such a path that
+       leads on to a denied op;
+    2. infer and clear ops on a path between two allow ops become allow;
+    3. allow spreads through clear ops (both directions);
+    4. an infer or clear op whose float inputs are all low precision (or
+       constants) follows them.
+
+    What each operand of an op is (follows the op's precision, fixed type,
+    any type) comes from the op's PrecisionOpInterface. Integer, bool and
+    fixed-type operands are never cast. Constants are converted at compile
+    time; an op whose constant operand does not fit the low-precision type
+    stays fp32 (or, with `clamp-constants`, the constant is clamped). One
+    `amp.cast` is made per (value, type) and placed right after the value's
+    definition, so casts of values defined outside a loop body stay outside.
+    If/Loop/Scan keep fp32 at their boundaries (one precision per
+    loop-carried value); their bodies are rewritten like the main graph.
+
+    Opt levels (as in Apex): 0 leaves the graph unchanged, 1 uses the
+    policy's lists, 2 computes every op in low precision except where it
+    needs fp32 accumulation and cannot get it, 3 is pure low precision
+    without fp32 accumulation.
+  }];
+  let options = [
+    Option<"type", "type", "std::string", /*default=*/"\"f16\"",
+           "Low-precision type: f16 or bf16">,
+    Option<"optLevel", "opt-level", "unsigned", /*default=*/"1",
+           "0: no change, 1: policy lists, 2: all low except what needs "
+           "fp32 accumulation and cannot get it, 3: pure low precision">,
+    Option<"policyFile", "policy", "std::string", /*default=*/"",
+           "Policy file (YAML or JSON) applied on top of the default">,
+    ListOption<"allowOps", "allow", "std::string",
+               "ONNX op types added to the allow class">,
+    ListOption<"denyOps", "deny", "std::string",
+               "ONNX op types added to the deny class">,
+    ListOption<"inferOps", "infer", "std::string",
+               "ONNX op types added to the infer class">,
+    ListOption<"clearOps", "clear", "std::string",
+               "ONNX op types added to the clear class">,
+    ListOption<"unlistOps", "unlist", "std::string",
+               "ONNX op types removed from every class (they keep fp32)">,
+    ListOption<"nodeRules", "node-rules", "std::string",
+               "Per-node rules `pattern=class`: the node name or a regex "
+               "matching the whole name, and allow|deny|infer|clear">,
+    Option<"keepIOTypes", "keep-io-types", "bool", /*default=*/"true",
+           "Keep the element types of the graph inputs and outputs">,
+    Option<"fp32Accumulate", "fp32-accumulate", "bool", /*default=*/"true",
+           "Low-precision GEMMs, convolutions, reductions, norms and "
+           "softmax accumulate in fp32 (amp.accumulate = f32)">,
+    Option<"clampConstants", "clamp-constants", "bool", /*default=*/"false",
+           "Clamp constants outside the low-precision range instead of "
+           "keeping their consumers in fp32 (warns)">,
+    Option<"reportFile", "report", "std::string", /*default=*/"",
+           "Write a JSON report (one record per op and a summary)">,
+    Option<"dotFile", "dot", "std::string", /*default=*/"",
+           "Write the graph coloured by precision (Graphviz dot)">,
+    Option<"printSummary", "summary", "bool", /*default=*/"false",
+           "Print a one-line summary on stderr">,
+  ];
+  let dependentDialects = ["::mlir::amp::AmpDialect"];
+}
+
+#endif // AMP_TRANSFORMS_PASSES_TD

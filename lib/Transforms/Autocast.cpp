@@ -1,0 +1,762 @@
+//===- Autocast.cpp - policy-driven mixed-precision rewrite ---------------===//
+//
+// amp-autocast in four stages:
+//   1. collect the ops that compute on fp32 data and link them producer ->
+//      consumer through their precision operands (PrecisionOpInterface);
+//   2. classify each op with the policy (node rules, op lists, fp32
+//      accumulation requirement, constant range);
+//   3. propagate: deny forward, allow between allow ops, allow through
+//      clear ops, infer follows low-precision inputs;
+//   4. rewrite types, convert constants at compile time, insert one cast per
+//      (value, type) at precision boundaries; then report.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "amp/Transforms/AutocastPolicy.h"
+#include "amp/Transforms/FloatConversion.h"
+#include "amp/Transforms/Passes.h"
+
+#include "OpCost.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <deque>
+#include <memory>
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPAUTOCAST
+#include "amp/Transforms/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp;
+
+namespace {
+
+/// One op that computes on fp32 data.
+struct Node {
+  Operation *op;
+  PrecisionOpInterface precision;
+  std::string name;
+  PrecisionClass cls = PrecisionClass::Unlisted;
+  std::string reason;
+  bool allow = false;
+  bool deny = false;
+  SmallVector<unsigned, 4> preds;
+  SmallVector<unsigned, 4> succs;
+};
+
+bool isF32Tensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getElementType().isF32();
+}
+
+RankedTensorType withElementType(Type type, Type elementType) {
+  return cast<RankedTensorType>(type).clone(elementType);
+}
+
+/// Name used for a value in cast names and reports.
+std::string valueName(Value value) {
+  if (Operation *def = value.getDefiningOp()) {
+    std::string name = getNodeName(def->getLoc()).str();
+    if (name.empty())
+      name = def->getName().stripDialect().str();
+    if (def->getNumResults() > 1)
+      name += ":" + std::to_string(cast<OpResult>(value).getResultNumber());
+    return name;
+  }
+  auto arg = cast<BlockArgument>(value);
+  if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
+    if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                      "amp.name"))
+      return name.getValue().str();
+  return getNodeName(arg.getLoc()).str();
+}
+
+class AutocastPass : public amp::impl::AmpAutocastBase<AutocastPass> {
+public:
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  LogicalResult buildPolicy(AutocastPolicy &policy);
+  void collectNodes();
+  void classifyNodes(const AutocastPolicy &policy);
+  void propagate();
+  void rewrite();
+  Value getCast(Value value, Type elementType);
+  Value getConvertedConstant(ConstantOp constant);
+  const ConversionStats &getConstantStats(ConstantOp constant);
+  void writeOutputs();
+
+  Type lowType;
+  LowFloatKind lowKind = LowFloatKind::F16;
+  std::vector<Node> nodes;
+  DenseMap<Operation *, unsigned> nodeIndex;
+  SmallVector<Operation *> allOps;
+  DenseSet<Value> lowValues;
+  DenseMap<std::pair<Value, Type>, Value> casts;
+  DenseMap<Operation *, Value> convertedConstants;
+  DenseMap<Operation *, ConversionStats> constantStats;
+  int64_t numCasts = 0;
+  int64_t numConvertedConstants = 0;
+  int64_t numClampedConstants = 0;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Policy and classification
+//===----------------------------------------------------------------------===//
+
+LogicalResult AutocastPass::buildPolicy(AutocastPolicy &policy) {
+  policy = AutocastPolicy::getDefault();
+  policy.applyOptLevel(optLevel);
+  auto fail = [&](const Twine &where, llvm::Error err) {
+    getOperation().emitError()
+        << "amp-autocast: " << where << ": " << llvm::toString(std::move(err));
+    return failure();
+  };
+  if (!policyFile.empty())
+    if (llvm::Error err = policy.loadFile(policyFile))
+      return getOperation().emitError()
+             << "amp-autocast: " << llvm::toString(std::move(err)),
+             failure();
+  // (cl::list overloads unary &.)
+  std::pair<PrecisionClass, ListOption<std::string> *> lists[] = {
+      {PrecisionClass::Allow, std::addressof(allowOps)},
+      {PrecisionClass::Deny, std::addressof(denyOps)},
+      {PrecisionClass::Infer, std::addressof(inferOps)},
+      {PrecisionClass::Clear, std::addressof(clearOps)},
+      {PrecisionClass::Unlisted, std::addressof(unlistOps)}};
+  for (auto [cls, list] : lists) {
+    std::string option =
+        cls == PrecisionClass::Unlisted
+            ? "unlist"
+            : stringifyPrecisionClass(cls).str();
+    for (const std::string &name : *list)
+      if (llvm::Error err = policy.setClass(name, cls, option + " option"))
+        return fail("option '" + option + "'", std::move(err));
+  }
+  for (const std::string &rule : nodeRules)
+    if (llvm::Error err = policy.addNodeRuleSpec(rule, "node-rules option"))
+      return fail("option 'node-rules'", std::move(err));
+  return success();
+}
+
+void AutocastPass::collectNodes() {
+  getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    allOps.push_back(op);
+    auto precision = dyn_cast<PrecisionOpInterface>(op);
+    if (!precision || isa<ConstantOp>(op) || op->getNumRegions() != 0)
+      return;
+    bool hasF32 = false;
+    for (OpOperand &operand : op->getOpOperands())
+      hasF32 |= precision.isPrecisionOperand(operand.getOperandNumber()) &&
+                isF32Tensor(operand.get().getType());
+    for (OpResult result : op->getResults())
+      hasF32 |= precision.isPrecisionResult(result.getResultNumber()) &&
+                isF32Tensor(result.getType());
+    if (!hasF32)
+      return;
+    nodeIndex[op] = nodes.size();
+    Node node;
+    node.op = op;
+    node.precision = precision;
+    node.name = getNodeName(op->getLoc()).str();
+    nodes.push_back(std::move(node));
+  });
+  for (unsigned i = 0; i < nodes.size(); ++i) {
+    Node &node = nodes[i];
+    for (OpOperand &operand : node.op->getOpOperands()) {
+      if (!node.precision.isPrecisionOperand(operand.getOperandNumber()) ||
+          !isF32Tensor(operand.get().getType()))
+        continue;
+      auto it = nodeIndex.find(operand.get().getDefiningOp());
+      if (it == nodeIndex.end())
+        continue;
+      if (!llvm::is_contained(node.preds, it->second)) {
+        node.preds.push_back(it->second);
+        nodes[it->second].succs.push_back(i);
+      }
+    }
+  }
+}
+
+const ConversionStats &AutocastPass::getConstantStats(ConstantOp constant) {
+  auto it = constantStats.find(constant);
+  if (it != constantStats.end())
+    return it->second;
+  ConversionStats stats;
+  ElementsAttr value = constant.getValue();
+  std::vector<float> floats;
+  if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(value)) {
+    if (std::optional<ArrayRef<float>> data = resource.tryGetAsArrayRef())
+      floats.assign(data->begin(), data->end());
+  } else if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    for (float element : dense.getValues<float>())
+      floats.push_back(element);
+  }
+  std::vector<uint16_t> scratch(floats.size());
+  stats = convertFloats(floats, scratch, lowKind, /*clampToFinite=*/false);
+  return constantStats[constant] = stats;
+}
+
+/// Whether converting a constant with these statistics loses it: any value
+/// overflows, or values flush to zero (any, for a scalar-like constant of at
+/// most 16 elements such as an epsilon; more than 1% of the non-zeros for a
+/// weight).
+static bool losesValues(const ConversionStats &stats, int64_t numElements,
+                        bool clamp) {
+  if (stats.overflowed && !clamp)
+    return true;
+  if (!stats.flushedToZero)
+    return false;
+  if (numElements <= 16)
+    return true;
+  return stats.flushedToZero * 100 > stats.nonZero;
+}
+
+void AutocastPass::classifyNodes(const AutocastPolicy &policy) {
+  for (Node &node : nodes) {
+    StringRef onnxType = node.precision.getOnnxOpType();
+    AutocastPolicy::Decision decision = policy.classify(onnxType, node.name);
+    node.cls = decision.cls;
+    node.reason = std::move(decision.reason);
+    bool wantsLow = node.cls == PrecisionClass::Allow ||
+                    node.cls == PrecisionClass::Infer ||
+                    node.cls == PrecisionClass::Clear;
+    if (wantsLow && policy.needsF32Accumulation(onnxType) &&
+        !(fp32Accumulate && node.precision.supportsF32Accumulation())) {
+      node.cls = PrecisionClass::Deny;
+      node.reason = fp32Accumulate
+                        ? "needs fp32 accumulation, which this op cannot do"
+                        : "needs fp32 accumulation, which "
+                          "fp32-accumulate=false turns off";
+      continue;
+    }
+    if (node.cls == PrecisionClass::Deny ||
+        node.cls == PrecisionClass::Unlisted)
+      continue;
+    // A constant operand that does not fit the low-precision type keeps the
+    // op in fp32 (it does not spread: the op's other inputs are fine).
+    for (OpOperand &operand : node.op->getOpOperands()) {
+      auto constant = operand.get().getDefiningOp<ConstantOp>();
+      if (!constant || !isF32Tensor(constant.getType()) ||
+          !node.precision.isPrecisionOperand(operand.getOperandNumber()))
+        continue;
+      const ConversionStats &stats = getConstantStats(constant);
+      int64_t numElements = getStaticElementCount(constant.getType());
+      if (!losesValues(stats, numElements, clampConstants))
+        continue;
+      std::string constantName = valueName(constant);
+      node.cls = PrecisionClass::Unlisted;
+      node.reason = llvm::formatv(
+          "constant '{0}' does not fit {1}: {2} of {3} values overflow, {4} "
+          "flush to zero (max |x| = {5})",
+          constantName, lowType, stats.overflowed, numElements,
+          stats.flushedToZero, stats.maxAbs);
+      break;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Propagation
+//===----------------------------------------------------------------------===//
+
+void AutocastPass::propagate() {
+  const unsigned n = nodes.size();
+  for (Node &node : nodes) {
+    node.allow = node.cls == PrecisionClass::Allow;
+    node.deny = node.cls == PrecisionClass::Deny;
+  }
+  auto isInferOrClear = [&](unsigned i) {
+    return nodes[i].cls == PrecisionClass::Infer ||
+           nodes[i].cls == PrecisionClass::Clear;
+  };
+
+  // 1. Deny spreads forward through infer and clear ops. Every infer op
+  //    reached is denied; a clear op reached is denied only if it leads on
+  //    to a denied op or a reached infer op (otherwise it can still go low
+  //    next to an allow op).
+  std::vector<int> denySource(n, -1);
+  {
+    std::deque<unsigned> work;
+    for (unsigned i = 0; i < n; ++i)
+      if (nodes[i].deny) {
+        denySource[i] = i;
+        work.push_back(i);
+      }
+    while (!work.empty()) {
+      unsigned i = work.front();
+      work.pop_front();
+      for (unsigned s : nodes[i].succs)
+        if (denySource[s] < 0 && isInferOrClear(s)) {
+          denySource[s] = denySource[i];
+          work.push_back(s);
+        }
+    }
+    // Node indices follow a pre-order walk, a topological order: visit
+    // consumers before producers.
+    for (unsigned i = n; i-- > 0;) {
+      Node &node = nodes[i];
+      if (node.deny || denySource[i] < 0)
+        continue;
+      bool deny = node.cls == PrecisionClass::Infer;
+      for (unsigned s : node.succs)
+        deny |= nodes[s].deny;
+      if (!deny)
+        continue;
+      node.deny = true;
+      node.reason = "fp32 spread from '" + nodes[denySource[i]].name +
+                    "' (" + stringifyPrecisionClass(node.cls).str() + " op)";
+    }
+  }
+
+  // 2. Infer and clear ops on a path between two allow ops become allow.
+  auto reach = [&](bool forward) {
+    std::vector<int> source(n, -1);
+    std::deque<unsigned> work;
+    for (unsigned i = 0; i < n; ++i)
+      if (nodes[i].allow) {
+        source[i] = i;
+        work.push_back(i);
+      }
+    while (!work.empty()) {
+      unsigned i = work.front();
+      work.pop_front();
+      for (unsigned j : forward ? nodes[i].succs : nodes[i].preds)
+        if (source[j] < 0 && isInferOrClear(j) && !nodes[j].deny) {
+          source[j] = source[i];
+          work.push_back(j);
+        }
+    }
+    return source;
+  };
+  {
+    std::vector<int> fromAllow = reach(/*forward=*/true);
+    std::vector<int> toAllow = reach(/*forward=*/false);
+    for (unsigned i = 0; i < n; ++i) {
+      Node &node = nodes[i];
+      if (node.allow || node.deny || fromAllow[i] < 0 || toAllow[i] < 0)
+        continue;
+      node.allow = true;
+      node.reason = "between allow ops '" + nodes[fromAllow[i]].name +
+                    "' and '" + nodes[toAllow[i]].name + "'";
+    }
+  }
+
+  // 3. Allow spreads through clear ops, in both directions.
+  {
+    std::deque<unsigned> work;
+    std::vector<int> source(n, -1);
+    for (unsigned i = 0; i < n; ++i)
+      if (nodes[i].allow) {
+        source[i] = i;
+        work.push_back(i);
+      }
+    while (!work.empty()) {
+      unsigned i = work.front();
+      work.pop_front();
+      auto visit = [&](unsigned j) {
+        Node &next = nodes[j];
+        if (next.allow || next.deny || next.cls != PrecisionClass::Clear)
+          return;
+        next.allow = true;
+        source[j] = source[i];
+        next.reason = "clear op next to allow op '" + nodes[source[i]].name +
+                      "'";
+        work.push_back(j);
+      };
+      for (unsigned j : nodes[i].succs)
+        visit(j);
+      for (unsigned j : nodes[i].preds)
+        visit(j);
+    }
+  }
+
+  // 4. An infer or clear op whose fp32 inputs are all low precision (or
+  //    constants, converted at compile time) follows them.
+  for (unsigned i = 0; i < n; ++i) {
+    Node &node = nodes[i];
+    if (node.allow || node.deny || !isInferOrClear(i))
+      continue;
+    std::string from;
+    bool allLow = true;
+    for (OpOperand &operand : node.op->getOpOperands()) {
+      Value value = operand.get();
+      if (!node.precision.isPrecisionOperand(operand.getOperandNumber()))
+        continue;
+      if (lowValues.contains(value)) {
+        from = valueName(value);
+        continue;
+      }
+      if (!isF32Tensor(value.getType()) || value.getDefiningOp<ConstantOp>())
+        continue;
+      auto it = nodeIndex.find(value.getDefiningOp());
+      if (it != nodeIndex.end() && nodes[it->second].allow) {
+        from = nodes[it->second].name;
+        continue;
+      }
+      allLow = false;
+      break;
+    }
+    if (!allLow || from.empty())
+      continue;
+    node.allow = true;
+    node.reason = "inputs are low precision (from '" + from + "')";
+  }
+
+  for (Node &node : nodes) {
+    if (node.allow || node.deny)
+      continue;
+    if (node.cls == PrecisionClass::Infer || node.cls == PrecisionClass::Clear)
+      node.reason = "fp32 inputs: " + node.reason;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Rewrite
+//===----------------------------------------------------------------------===//
+
+Value AutocastPass::getCast(Value value, Type elementType) {
+  auto key = std::make_pair(value, elementType);
+  auto it = casts.find(key);
+  if (it != casts.end())
+    return it->second;
+  OpBuilder builder(value.getContext());
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    builder.setInsertionPointToStart(arg.getOwner());
+  else
+    builder.setInsertionPointAfter(value.getDefiningOp());
+  std::string typeName;
+  llvm::raw_string_ostream(typeName) << elementType;
+  Location loc = NameLoc::get(
+      builder.getStringAttr(valueName(value) + "/amp_cast_" + typeName),
+      value.getLoc());
+  auto cast = builder.create<CastOp>(
+      loc, TypeRange{withElementType(value.getType(), elementType)},
+      ValueRange{value},
+      ArrayRef<NamedAttribute>{
+          builder.getNamedAttr("to", TypeAttr::get(elementType))});
+  ++numCasts;
+  return casts[key] = cast.getResult();
+}
+
+Value AutocastPass::getConvertedConstant(ConstantOp constant) {
+  auto it = convertedConstants.find(constant);
+  if (it != convertedConstants.end())
+    return it->second;
+  OpBuilder builder(constant);
+  builder.setInsertionPointAfter(constant);
+  auto type = withElementType(constant.getType(), lowType);
+  ElementsAttr value = constant.getValue();
+  std::vector<float> floats;
+  StringRef resourceName;
+  if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(value)) {
+    std::optional<ArrayRef<float>> data = resource.tryGetAsArrayRef();
+    if (data)
+      floats.assign(data->begin(), data->end());
+    resourceName = resource.getRawHandle().getKey();
+  } else {
+    for (float element : cast<DenseElementsAttr>(value).getValues<float>())
+      floats.push_back(element);
+  }
+  std::vector<uint16_t> bits(floats.size());
+  ConversionStats stats = convertFloats(floats, bits, lowKind, clampConstants);
+  if (stats.overflowed) {
+    ++numClampedConstants;
+    constant.emitWarning() << "amp-autocast: clamped " << stats.overflowed
+                           << " values of constant '" << valueName(constant)
+                           << "' to the largest finite " << lowType
+                           << " (max |x| = " << stats.maxAbs << ")";
+  }
+  ElementsAttr converted;
+  if (!resourceName.empty()) {
+    ArrayRef<char> bytes(reinterpret_cast<const char *>(bits.data()),
+                         bits.size() * sizeof(uint16_t));
+    auto &manager = DenseResourceElementsHandle::getManagerInterface(
+        constant.getContext());
+    std::string typeName;
+    llvm::raw_string_ostream(typeName) << lowType;
+    DenseResourceElementsHandle handle = manager.insert(
+        (resourceName + "_" + typeName).str(),
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes,
+                                                      alignof(uint64_t)));
+    converted = DenseResourceElementsAttr::get(type, handle);
+  } else {
+    const llvm::fltSemantics &semantics =
+        lowKind == LowFloatKind::F16 ? llvm::APFloat::IEEEhalf()
+                                     : llvm::APFloat::BFloat();
+    SmallVector<APFloat> values;
+    for (uint16_t element : bits)
+      values.emplace_back(semantics, APInt(16, element));
+    converted = DenseElementsAttr::get(type, values);
+  }
+  std::string typeName;
+  llvm::raw_string_ostream(typeName) << lowType;
+  Location loc = NameLoc::get(
+      builder.getStringAttr(valueName(constant) + "_" + typeName),
+      constant.getLoc());
+  auto result = builder.create<ConstantOp>(loc, type, converted).getResult();
+  ++numConvertedConstants;
+  return convertedConstants[constant] = result;
+}
+
+void AutocastPass::rewrite() {
+  Type f32 = Float32Type::get(&getContext());
+  bool accumulate = fp32Accumulate && optLevel < 3;
+  for (Operation *op : allOps) {
+    auto it = nodeIndex.find(op);
+    Node *node = it == nodeIndex.end() ? nullptr : &nodes[it->second];
+    bool isLow = node && node->allow;
+    auto precision = dyn_cast<PrecisionOpInterface>(op);
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value value = operand.get();
+      unsigned index = operand.getOperandNumber();
+      if (isLow && precision.isPrecisionOperand(index)) {
+        if (!isF32Tensor(value.getType()))
+          continue;
+        if (auto constant = value.getDefiningOp<ConstantOp>())
+          operand.set(getConvertedConstant(constant));
+        else
+          operand.set(getCast(value, lowType));
+        continue;
+      }
+      if (!lowValues.contains(value))
+        continue;
+      if (precision && precision.acceptsAnyFloatOperand(index))
+        continue;
+      if (isa<func::ReturnOp>(op) && !keepIOTypes)
+        continue;
+      operand.set(getCast(value, f32));
+    }
+    if (!isLow)
+      continue;
+    for (OpResult result : op->getResults()) {
+      if (!precision.isPrecisionResult(result.getResultNumber()) ||
+          !isF32Tensor(result.getType()))
+        continue;
+      result.setType(withElementType(result.getType(), lowType));
+      lowValues.insert(result);
+    }
+    if (accumulate && precision.supportsF32Accumulation())
+      op->setAttr(kAccumulateAttrName, TypeAttr::get(f32));
+  }
+  if (!keepIOTypes) {
+    getOperation().walk([](func::FuncOp func) {
+      Block &entry = func.getBody().front();
+      auto returnOp = cast<func::ReturnOp>(entry.getParent()->back().back());
+      func.setType(FunctionType::get(func.getContext(),
+                                     entry.getArgumentTypes(),
+                                     returnOp.getOperandTypes()));
+    });
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Report
+//===----------------------------------------------------------------------===//
+
+void AutocastPass::writeOutputs() {
+  std::string lowName;
+  llvm::raw_string_ostream(lowName) << lowType;
+  // Per-op records: every amp op except structural ones.
+  int64_t numLow = 0, numF32 = 0, numUnchanged = 0;
+  double lowFlops = 0, totalFlops = 0, savedBytes = 0;
+  for (const Node &node : nodes) {
+    double flops = estimateFlops(node.op);
+    totalFlops += flops;
+    if (node.allow) {
+      ++numLow;
+      lowFlops += flops;
+      for (OpResult result : node.op->getResults())
+        if (lowValues.contains(result))
+          savedBytes += 2.0 * getStaticElementCount(result.getType());
+    } else {
+      ++numF32;
+    }
+  }
+  auto isRecorded = [&](Operation *op) {
+    return isa<PrecisionOpInterface>(op) && !isa<ConstantOp>(op);
+  };
+  for (Operation *op : allOps)
+    if (isRecorded(op) && !nodeIndex.count(op))
+      ++numUnchanged;
+  double lowShare = totalFlops > 0 ? 100.0 * lowFlops / totalFlops : 0.0;
+
+  if (printSummary)
+    llvm::errs() << llvm::formatv(
+        "amp-autocast: {0} ops: {1} {2}, {3} f32, {4} without fp32 data; {5} "
+        "casts, {6} constants converted; {7:F1}% of FLOPs in {2}; {8:F1} MB "
+        "of activations saved\n",
+        numLow + numF32 + numUnchanged, numLow, lowName, numF32, numUnchanged,
+        numCasts, numConvertedConstants, lowShare, savedBytes / 1e6);
+
+  auto openFile = [&](StringRef path) -> std::unique_ptr<llvm::ToolOutputFile> {
+    std::error_code error;
+    auto file = std::make_unique<llvm::ToolOutputFile>(path, error,
+                                                       llvm::sys::fs::OF_Text);
+    if (error) {
+      getOperation().emitError() << "amp-autocast: cannot write '" << path
+                                 << "': " << error.message();
+      return nullptr;
+    }
+    return file;
+  };
+
+  if (!reportFile.empty()) {
+    auto file = openFile(reportFile);
+    if (!file)
+      return signalPassFailure();
+    llvm::json::OStream json(file->os(), /*IndentSize=*/1);
+    json.object([&] {
+      json.attribute("type", lowName);
+      json.attribute("opt_level", static_cast<int64_t>(optLevel));
+      json.attributeObject("summary", [&] {
+        json.attributeObject("ops", [&] {
+          json.attribute(lowName, numLow);
+          json.attribute("f32", numF32);
+          json.attribute("without_fp32_data", numUnchanged);
+        });
+        json.attribute("casts_inserted", numCasts);
+        json.attribute("constants_converted", numConvertedConstants);
+        json.attribute("constants_clamped", numClampedConstants);
+        json.attribute("flops_total", totalFlops);
+        json.attribute("flops_low_precision_share", lowShare / 100.0);
+        json.attribute("activation_bytes_saved", savedBytes);
+      });
+      json.attributeArray("ops", [&] {
+        for (Operation *op : allOps) {
+          if (!isRecorded(op))
+            continue;
+          auto it = nodeIndex.find(op);
+          const Node *node = it == nodeIndex.end() ? nullptr : &nodes[it->second];
+          json.object([&] {
+            json.attribute("node", getNodeName(op->getLoc()));
+            json.attribute("op",
+                           cast<PrecisionOpInterface>(op).getOnnxOpType());
+            if (!node) {
+              json.attribute("precision", "unchanged");
+              json.attribute("reason", "no fp32 data (integer, bool or "
+                                       "fixed-type operands only)");
+              return;
+            }
+            json.attribute("precision", node->allow ? lowName : "f32");
+            json.attribute("class", stringifyPrecisionClass(node->cls));
+            json.attribute("reason", node->reason);
+            if (op->hasAttr(kAccumulateAttrName))
+              json.attribute("accumulate", "f32");
+            json.attribute("flops", estimateFlops(op));
+          });
+        }
+      });
+    });
+    file->os() << "\n";
+    file->keep();
+  }
+
+  if (!dotFile.empty()) {
+    auto file = openFile(dotFile);
+    if (!file)
+      return signalPassFailure();
+    raw_ostream &os = file->os();
+    os << "digraph amp {\n  node [shape=box, style=filled, fontname=\"sans\"];\n"
+       << "  // green: " << lowName
+       << ", orange: f32, yellow: cast, grey: no fp32 data\n";
+    DenseMap<Operation *, unsigned> ids;
+    auto escape = [](StringRef text) {
+      std::string escaped;
+      for (char c : text) {
+        if (c == '"' || c == '\\')
+          escaped += '\\';
+        escaped += c;
+      }
+      return escaped;
+    };
+    getOperation().walk([&](Operation *op) {
+      if (!isRecorded(op))
+        return;
+      unsigned id = ids.size();
+      ids[op] = id;
+      StringRef color = "#dddddd";
+      if (isa<CastOp>(op) && !nodeIndex.count(op))
+        color = "#ffd92f";
+      auto it = nodeIndex.find(op);
+      if (it != nodeIndex.end())
+        color = nodes[it->second].allow ? "#8fd18f" : "#f4a582";
+      os << "  n" << id << " [label=\""
+         << escape(cast<PrecisionOpInterface>(op).getOnnxOpType()) << "\\n"
+         << escape(getNodeName(op->getLoc())) << "\", fillcolor=\"" << color
+         << "\"];\n";
+      for (Value operand : op->getOperands()) {
+        auto def = ids.find(operand.getDefiningOp());
+        if (def != ids.end())
+          os << "  n" << def->second << " -> n" << id << ";\n";
+      }
+    });
+    os << "}\n";
+    file->keep();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+void AutocastPass::runOnOperation() {
+  MLIRContext *context = &getContext();
+  if (type == "f16" || type == "fp16" || type == "float16") {
+    lowType = Float16Type::get(context);
+    lowKind = LowFloatKind::F16;
+  } else if (type == "bf16" || type == "bfloat16") {
+    lowType = BFloat16Type::get(context);
+    lowKind = LowFloatKind::BF16;
+  } else {
+    getOperation().emitError()
+        << "amp-autocast: unknown type '" << type << "' (expected f16 or bf16)";
+    return signalPassFailure();
+  }
+  if (optLevel > 3) {
+    getOperation().emitError() << "amp-autocast: opt-level " << optLevel
+                               << " does not exist (expected 0 to 3)";
+    return signalPassFailure();
+  }
+  AutocastPolicy policy = AutocastPolicy::getEmpty();
+  if (failed(buildPolicy(policy)))
+    return signalPassFailure();
+
+  collectNodes();
+  if (optLevel == 0) {
+    for (Node &node : nodes)
+      node.reason = "opt level 0: no change";
+    return writeOutputs();
+  }
+  if (!keepIOTypes) {
+    getOperation().walk([&](func::FuncOp func) {
+      for (BlockArgument arg : func.getArguments())
+        if (isF32Tensor(arg.getType())) {
+          arg.setType(withElementType(arg.getType(), lowType));
+          lowValues.insert(arg);
+        }
+    });
+  }
+  classifyNodes(policy);
+  propagate();
+  rewrite();
+  writeOutputs();
+}

@@ -1,0 +1,115 @@
+//===- FloatConversion.cpp - fp32 to fp16/bf16 in bulk -------------------===//
+
+#include "amp/Transforms/FloatConversion.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mlir::amp;
+
+static uint32_t bitsOf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+static float floatOf(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+uint16_t mlir::amp::floatToHalfBits(float value) {
+  uint32_t bits = bitsOf(value);
+  uint16_t sign = (bits >> 16) & 0x8000;
+  uint32_t magnitude = bits & 0x7fffffff;
+  if (magnitude >= 0x7f800000) {
+    if (magnitude == 0x7f800000)
+      return sign | 0x7c00;
+    // NaN: keep the top payload bits and make it quiet.
+    return sign | 0x7e00 | ((magnitude >> 13) & 0x3ff);
+  }
+  // 65520 = 65504 + half an ulp rounds (to even) to Inf.
+  if (magnitude >= 0x477ff000)
+    return sign | 0x7c00;
+  if (magnitude < 0x38800000) {
+    // Below 2^-14: an fp16 subnormal, or zero. Up to 2^-25 (a tie with
+    // zero) everything rounds to zero.
+    if (magnitude <= 0x33000000)
+      return sign;
+    uint32_t exponent = magnitude >> 23;
+    uint32_t mantissa = (magnitude & 0x7fffff) | 0x800000;
+    uint32_t shift = 126 - exponent; // 14..24
+    uint32_t result = mantissa >> shift;
+    uint32_t rest = mantissa & ((1u << shift) - 1);
+    uint32_t half = 1u << (shift - 1);
+    if (rest > half || (rest == half && (result & 1)))
+      ++result;
+    return sign | result;
+  }
+  // Normal: rebias the exponent (127 -> 15) and round the mantissa; a carry
+  // out of the mantissa correctly bumps the exponent.
+  uint32_t result = (magnitude - 0x38000000) >> 13;
+  uint32_t rest = magnitude & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (result & 1)))
+    ++result;
+  return sign | result;
+}
+
+uint16_t mlir::amp::floatToBFloat16Bits(float value) {
+  uint32_t bits = bitsOf(value);
+  if ((bits & 0x7fffffff) > 0x7f800000)
+    return (bits >> 16) | 0x0040;
+  uint32_t lsb = (bits >> 16) & 1;
+  return (bits + 0x7fff + lsb) >> 16;
+}
+
+float mlir::amp::halfBitsToFloat(uint16_t bits) {
+  uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
+  uint32_t exponent = (bits >> 10) & 0x1f;
+  uint32_t mantissa = bits & 0x3ff;
+  if (exponent == 0x1f)
+    return floatOf(sign | 0x7f800000 | (mantissa << 13));
+  if (exponent == 0) {
+    // Zero or subnormal: mantissa * 2^-24, exact in fp32.
+    float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -magnitude : magnitude;
+  }
+  return floatOf(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+float mlir::amp::bfloat16BitsToFloat(uint16_t bits) {
+  return floatOf(static_cast<uint32_t>(bits) << 16);
+}
+
+ConversionStats mlir::amp::convertFloats(llvm::ArrayRef<float> input,
+                                         llvm::MutableArrayRef<uint16_t> output,
+                                         LowFloatKind kind,
+                                         bool clampToFinite) {
+  ConversionStats stats;
+  const bool isHalf = kind == LowFloatKind::F16;
+  const uint16_t infBits = isHalf ? 0x7c00 : 0x7f80;
+  const uint16_t maxFiniteBits = isHalf ? 0x7bff : 0x7f7f;
+  for (size_t i = 0, e = input.size(); i < e; ++i) {
+    float value = input[i];
+    uint16_t bits = isHalf ? floatToHalfBits(value) : floatToBFloat16Bits(value);
+    uint16_t magnitudeBits = bits & 0x7fff;
+    if (std::isfinite(value)) {
+      float magnitude = std::fabs(value);
+      if (magnitude > stats.maxAbs)
+        stats.maxAbs = magnitude;
+      if (value != 0.0f) {
+        ++stats.nonZero;
+        if (magnitudeBits == 0)
+          ++stats.flushedToZero;
+        else if (magnitudeBits == infBits) {
+          ++stats.overflowed;
+          if (clampToFinite)
+            bits = (bits & 0x8000) | maxFiniteBits;
+        }
+      }
+    }
+    output[i] = bits;
+  }
+  return stats;
+}
