@@ -51,6 +51,9 @@ struct Node {
   PrecisionOpInterface precision;
   std::string name;
   PrecisionClass cls = PrecisionClass::Unlisted;
+  /// The class the policy gave (cls becomes Unlisted for an op pinned to
+  /// fp32 by a constant that does not fit).
+  PrecisionClass policyClass = PrecisionClass::Unlisted;
   std::string reason;
   bool allow = false;
   bool deny = false;
@@ -177,6 +180,8 @@ void AutocastPass::collectNodes() {
     node.op = op;
     node.precision = precision;
     node.name = getNodeName(op->getLoc()).str();
+    if (node.name.empty())
+      node.name = (precision.getOnnxOpType() + "#" + Twine(nodes.size())).str();
     nodes.push_back(std::move(node));
   });
   for (unsigned i = 0; i < nodes.size(); ++i) {
@@ -234,7 +239,7 @@ void AutocastPass::classifyNodes(const AutocastPolicy &policy) {
   for (Node &node : nodes) {
     StringRef onnxType = node.precision.getOnnxOpType();
     AutocastPolicy::Decision decision = policy.classify(onnxType, node.name);
-    node.cls = decision.cls;
+    node.cls = node.policyClass = decision.cls;
     node.reason = std::move(decision.reason);
     bool wantsLow = node.cls == PrecisionClass::Allow ||
                     node.cls == PrecisionClass::Infer ||
@@ -389,36 +394,39 @@ void AutocastPass::propagate() {
     }
   }
 
-  // 4. An infer or clear op whose fp32 inputs are all low precision (or
-  //    constants, converted at compile time) follows them.
+  // 4. An infer or clear op with a low-precision input and no input from a
+  //    denied op follows its low-precision inputs (TF's rule in bf16 mode;
+  //    amp applies it to fp16 too). Its other fp32 inputs (graph inputs,
+  //    outputs of unlisted ops) are cast; constants are converted.
   for (unsigned i = 0; i < n; ++i) {
     Node &node = nodes[i];
     if (node.allow || node.deny || !isInferOrClear(i))
       continue;
     std::string from;
-    bool allLow = true;
+    bool anyLow = false, anyDenied = false;
     for (OpOperand &operand : node.op->getOpOperands()) {
       Value value = operand.get();
       if (!node.precision.isPrecisionOperand(operand.getOperandNumber()))
         continue;
       if (lowValues.contains(value)) {
         from = valueName(value);
+        anyLow = true;
         continue;
       }
-      if (!isF32Tensor(value.getType()) || value.getDefiningOp<ConstantOp>())
-        continue;
       auto it = nodeIndex.find(value.getDefiningOp());
-      if (it != nodeIndex.end() && nodes[it->second].allow) {
-        from = nodes[it->second].name;
+      if (it == nodeIndex.end())
         continue;
+      if (nodes[it->second].allow) {
+        from = nodes[it->second].name;
+        anyLow = true;
+      } else if (nodes[it->second].deny) {
+        anyDenied = true;
       }
-      allLow = false;
-      break;
     }
-    if (!allLow || from.empty())
+    if (!anyLow || anyDenied)
       continue;
     node.allow = true;
-    node.reason = "inputs are low precision (from '" + from + "')";
+    node.reason = "follows low-precision input from '" + from + "'";
   }
 
   for (Node &node : nodes) {
@@ -602,10 +610,10 @@ void AutocastPass::writeOutputs() {
   if (printSummary)
     llvm::errs() << llvm::formatv(
         "amp-autocast: {0} ops: {1} {2}, {3} f32, {4} without fp32 data; {5} "
-        "casts, {6} constants converted; {7:F1}% of FLOPs in {2}; {8:F1} MB "
+        "casts, {6} constants converted; {7:F1}% of FLOPs in {2}; {8:F1} KiB "
         "of activations saved\n",
         numLow + numF32 + numUnchanged, numLow, lowName, numF32, numUnchanged,
-        numCasts, numConvertedConstants, lowShare, savedBytes / 1e6);
+        numCasts, numConvertedConstants, lowShare, savedBytes / 1024.0);
 
   auto openFile = [&](StringRef path) -> std::unique_ptr<llvm::ToolOutputFile> {
     std::error_code error;
@@ -657,7 +665,8 @@ void AutocastPass::writeOutputs() {
               return;
             }
             json.attribute("precision", node->allow ? lowName : "f32");
-            json.attribute("class", stringifyPrecisionClass(node->cls));
+            json.attribute("class",
+                           stringifyPrecisionClass(node->policyClass));
             json.attribute("reason", node->reason);
             if (op->hasAttr(kAccumulateAttrName))
               json.attribute("accumulate", "f32");
@@ -732,7 +741,7 @@ void AutocastPass::runOnOperation() {
     return signalPassFailure();
   }
   if (optLevel > 3) {
-    getOperation().emitError() << "amp-autocast: opt-level " << optLevel
+    getOperation().emitError() << "amp-autocast: opt-level " << static_cast<unsigned>(optLevel)
                                << " does not exist (expected 0 to 3)";
     return signalPassFailure();
   }

@@ -304,10 +304,12 @@ public:
         return makeError("policy file '" + path + "' is empty");
       return failAt(root, "the top level must be a mapping");
     }
-    // Keys are applied in a fixed order whatever their order in the file:
-    // base, class lists, then node rules.
-    llvm::yaml::Node *base = nullptr, *nodes = nullptr;
-    std::vector<std::pair<PrecisionClass, llvm::yaml::Node *>> lists;
+    // LLVM's YAML parser is single-pass: read each value while iterating,
+    // then apply in a fixed order whatever the order in the file: base,
+    // class lists, node rules.
+    std::optional<std::pair<std::string, unsigned>> base;
+    std::vector<std::pair<PrecisionClass, std::vector<Item>>> lists;
+    std::vector<Rule> rules;
     for (llvm::yaml::KeyValueNode &entry : *mapping) {
       std::string key;
       if (llvm::Error err = scalar(entry.getKey(), key))
@@ -315,56 +317,84 @@ public:
       llvm::yaml::Node *value = entry.getValue();
       if (!parseError.empty())
         return fail(parseError);
-      if (key == "base")
-        base = value;
-      else if (key == "nodes")
-        nodes = value;
-      else if (auto cls = parsePrecisionClass(key))
-        lists.push_back({*cls, value});
-      else if (key == "unlist")
-        lists.push_back({PrecisionClass::Unlisted, value});
-      else
+      if (key == "base") {
+        std::string name;
+        if (llvm::Error err = scalar(value, name))
+          return err;
+        base = {name, lineOf(value)};
+      } else if (key == "nodes") {
+        if (llvm::Error err = readNodeRules(value, rules))
+          return err;
+      } else if (auto cls = parsePrecisionClass(key);
+                 (cls && *cls != PrecisionClass::Unlisted) ||
+                 key == "unlist") {
+        std::vector<Item> items;
+        if (llvm::Error err = readOpList(value, items))
+          return err;
+        lists.push_back({cls ? *cls : PrecisionClass::Unlisted,
+                         std::move(items)});
+      } else {
         return failAt(entry.getKey(),
                       "unknown key '" + key +
                           "' (expected base, allow, deny, infer, clear, "
                           "unlist or nodes)");
+      }
+      if (!parseError.empty())
+        return fail(parseError);
     }
     if (!parseError.empty())
       return fail(parseError);
+
+    std::string source = "policy file " + path;
     if (base) {
-      std::string baseName;
-      if (llvm::Error err = scalar(base, baseName))
-        return err;
-      if (baseName == "empty") {
+      if (base->first == "empty") {
         // Node rules given before the file (none today) are kept.
         AutocastPolicy empty = AutocastPolicy::getEmpty();
         empty.nodeRules = std::move(policy.nodeRules);
         empty.ignoreAccumulationRequirement =
             policy.ignoreAccumulationRequirement;
         policy = std::move(empty);
+      } else if (base->first != "default") {
+        return failAtLine(base->second, "base must be 'default' or 'empty', "
+                                        "not '" + base->first + "'");
       }
-      else if (baseName != "default")
-        return failAt(base, "base must be 'default' or 'empty', not '" +
-                                baseName + "'");
     }
-    for (auto [cls, list] : lists)
-      if (llvm::Error err = readOpList(list, cls))
-        return err;
-    if (nodes)
-      if (llvm::Error err = readNodeRules(nodes))
-        return err;
+    for (auto &[cls, items] : lists)
+      for (const Item &item : items)
+        if (llvm::Error err = policy.setClass(item.name, cls, source))
+          return failAtLine(item.line, llvm::toString(std::move(err)));
+    for (const Rule &rule : rules)
+      if (llvm::Error err =
+              policy.addNodeRule(rule.pattern, rule.isRegex, rule.cls, source))
+        return failAtLine(rule.line, llvm::toString(std::move(err)));
     return llvm::Error::success();
   }
 
 private:
+  struct Item {
+    std::string name;
+    unsigned line;
+  };
+  struct Rule {
+    std::string pattern;
+    bool isRegex;
+    PrecisionClass cls;
+    unsigned line;
+  };
+
   llvm::Error fail(const llvm::Twine &message) {
     return makeError("policy file '" + path + "': " + message);
   }
-  llvm::Error failAt(llvm::yaml::Node *node, const llvm::Twine &message) {
-    unsigned line = 0;
-    if (node)
-      line = sourceMgr.getLineAndColumn(node->getSourceRange().Start).first;
+  unsigned lineOf(llvm::yaml::Node *node) {
+    if (!node)
+      return 0;
+    return sourceMgr.getLineAndColumn(node->getSourceRange().Start).first;
+  }
+  llvm::Error failAtLine(unsigned line, const llvm::Twine &message) {
     return fail("line " + llvm::Twine(line) + ": " + message);
+  }
+  llvm::Error failAt(llvm::yaml::Node *node, const llvm::Twine &message) {
+    return failAtLine(lineOf(node), message);
   }
   llvm::Error scalar(llvm::yaml::Node *node, std::string &value) {
     auto *scalarNode = llvm::dyn_cast_or_null<llvm::yaml::ScalarNode>(node);
@@ -374,33 +404,31 @@ private:
     value = scalarNode->getValue(storage).str();
     return llvm::Error::success();
   }
-  llvm::Error readOpList(llvm::yaml::Node *node, PrecisionClass cls) {
+  llvm::Error readOpList(llvm::yaml::Node *node, std::vector<Item> &items) {
     auto *sequence = llvm::dyn_cast_or_null<llvm::yaml::SequenceNode>(node);
     if (!sequence)
       return failAt(node, "expected a list of ONNX op types");
-    std::string source = "policy file " + path;
     for (llvm::yaml::Node &item : *sequence) {
       std::string name;
       if (llvm::Error err = scalar(&item, name))
         return err;
-      if (llvm::Error err = policy.setClass(name, cls, source))
-        return failAt(&item, llvm::toString(std::move(err)));
+      items.push_back({name, lineOf(&item)});
     }
     return llvm::Error::success();
   }
-  llvm::Error readNodeRules(llvm::yaml::Node *node) {
+  llvm::Error readNodeRules(llvm::yaml::Node *node, std::vector<Rule> &rules) {
     auto *sequence = llvm::dyn_cast_or_null<llvm::yaml::SequenceNode>(node);
     if (!sequence)
       return failAt(node, "'nodes' must be a list of {name|regex, class}");
-    std::string source = "policy file " + path;
     for (llvm::yaml::Node &item : *sequence) {
-      auto *rule = llvm::dyn_cast<llvm::yaml::MappingNode>(&item);
-      if (!rule)
+      auto *ruleNode = llvm::dyn_cast<llvm::yaml::MappingNode>(&item);
+      if (!ruleNode)
         return failAt(&item, "a node rule must be a mapping with 'name' or "
                              "'regex', and 'class'");
+      unsigned line = lineOf(&item);
       std::string pattern, clsName;
       bool isRegex = false, hasPattern = false;
-      for (llvm::yaml::KeyValueNode &entry : *rule) {
+      for (llvm::yaml::KeyValueNode &entry : *ruleNode) {
         std::string key, value;
         if (llvm::Error err = scalar(entry.getKey(), key))
           return err;
@@ -422,14 +450,13 @@ private:
         }
       }
       if (!hasPattern || clsName.empty())
-        return failAt(&item,
-                      "a node rule needs 'name' or 'regex', and 'class'");
+        return failAtLine(line,
+                          "a node rule needs 'name' or 'regex', and 'class'");
       std::optional<PrecisionClass> cls = parsePrecisionClass(clsName);
       if (!cls || *cls == PrecisionClass::Unlisted)
-        return failAt(&item, "unknown class '" + clsName +
-                                 "' (expected allow, deny, infer or clear)");
-      if (llvm::Error err = policy.addNodeRule(pattern, isRegex, *cls, source))
-        return failAt(&item, llvm::toString(std::move(err)));
+        return failAtLine(line, "unknown class '" + clsName +
+                                    "' (expected allow, deny, infer or clear)");
+      rules.push_back({pattern, isRegex, *cls, line});
     }
     return llvm::Error::success();
   }

@@ -22,8 +22,8 @@ def AmpAutocast : Pass<"amp-autocast", "::mlir::ModuleOp"> {
        leads on to a denied op;
     2. infer and clear ops on a path between two allow ops become allow;
     3. allow spreads through clear ops (both directions);
-    4. an infer or clear op whose float inputs are all low precision (or
-       constants) follows them.
+    4. an infer or clear op with a low-precision input and no input from a
+       denied op follows its low-precision inputs.
 
     What each operand of an op is (follows the op's precision, fixed type,
     any type) comes from the op's PrecisionOpInterface. Integer, bool and
