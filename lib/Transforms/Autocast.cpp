@@ -73,7 +73,9 @@ RankedTensorType withElementType(Type type, Type elementType) {
 /// Name used for a value in cast names and reports.
 std::string valueName(Value value) {
   if (Operation *def = value.getDefiningOp()) {
-    std::string name = getNodeName(def->getLoc()).str();
+    std::string name = isa<ConstantOp>(def)
+                           ? getConstantName(cast<ConstantOp>(def))
+                           : getNodeName(def->getLoc()).str();
     if (name.empty())
       name = def->getName().stripDialect().str();
     if (def->getNumResults() > 1)

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/InitAllDialects.h"
+#include "amp/Target/ONNX/ONNXExporter.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
 #include "amp/Transforms/AutocastPolicy.h"
 #include "amp/Transforms/Passes.h"
@@ -40,6 +41,25 @@ static llvm::cl::opt<bool>
                llvm::cl::desc("With .onnx input: stop after the import (no "
                               "cleanup, no autocast)"),
                llvm::cl::cat(ampCategory));
+
+static llvm::cl::opt<std::string> emitFormat(
+    "emit",
+    llvm::cl::desc("Output format: mlir (text, or bytecode with "
+                   "--emit-bytecode) or onnx; default: onnx when the output "
+                   "file ends in .onnx, else mlir"),
+    llvm::cl::value_desc("mlir|onnx"), llvm::cl::cat(ampCategory));
+
+static llvm::cl::opt<int64_t> exportOpset(
+    "amp-export-opset",
+    llvm::cl::desc("ONNX output: default-domain opset to write (default: the "
+                   "imported model's)"),
+    llvm::cl::init(0), llvm::cl::cat(ampCategory));
+
+static llvm::cl::opt<bool> exportExternalData(
+    "amp-external-data",
+    llvm::cl::desc("ONNX output: store weights in <output>.data (automatic "
+                   "above 1.8 GB)"),
+    llvm::cl::cat(ampCategory));
 
 static llvm::cl::opt<bool> printDefaultPolicy(
     "amp-print-default-policy",
@@ -183,19 +203,47 @@ static LogicalResult verifyRoundtrip(ModuleOp module, MLIRContext &context) {
   return success();
 }
 
-static LogicalResult runOnnxJob(StringRef inputFilename,
-                                StringRef outputFilename,
-                                DialectRegistry &registry,
-                                const MlirOptMainConfig &config) {
+/// Whether the job writes ONNX.
+static FailureOr<bool> shouldEmitOnnx(StringRef outputFilename) {
+  if (emitFormat.empty())
+    return outputFilename.ends_with(".onnx");
+  if (emitFormat == "onnx")
+    return true;
+  if (emitFormat == "mlir")
+    return false;
+  llvm::errs() << "error: unknown --emit format '" << emitFormat
+               << "' (expected mlir or onnx)\n";
+  return failure();
+}
+
+/// Imports (.onnx) or parses (.mlir) the input, runs the pipeline and writes
+/// MLIR or ONNX. Nothing is written unless every step succeeds.
+static LogicalResult runAmpJob(StringRef inputFilename,
+                               StringRef outputFilename, bool emitOnnx,
+                               DialectRegistry &registry,
+                               const MlirOptMainConfig &config) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
-  amp::ONNXImportOptions options;
-  options.foldConstants = !noImportFolding;
-  OwningOpRef<ModuleOp> module =
-      amp::importONNXFile(inputFilename, &context, options);
+  bool isOnnx = amp::isONNXFile(inputFilename);
+  OwningOpRef<ModuleOp> module;
+  if (isOnnx) {
+    amp::ONNXImportOptions options;
+    options.foldConstants = !noImportFolding;
+    module = amp::importONNXFile(inputFilename, &context, options);
+  } else {
+    std::string errorMessage;
+    std::unique_ptr<llvm::MemoryBuffer> file =
+        openInputFile(inputFilename, &errorMessage);
+    if (!file) {
+      llvm::errs() << errorMessage << "\n";
+      return failure();
+    }
+    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  }
   if (!module)
     return failure();
 
@@ -203,7 +251,7 @@ static LogicalResult runOnnxJob(StringRef inputFilename,
                  OpPassManager::Nesting::Implicit);
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
-  if (!importOnly) {
+  if (isOnnx && !importOnly) {
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
     pm.addPass(amp::createAmpAutocast(getAutocastOptions()));
@@ -216,6 +264,14 @@ static LogicalResult runOnnxJob(StringRef inputFilename,
       failed(verifyRoundtrip(*module, context)))
     return failure();
 
+  if (emitOnnx) {
+    if (outputFilename == "-")
+      return module->emitError("ONNX output needs a file (-o model.onnx)");
+    amp::ONNXExportOptions options;
+    options.opset = exportOpset;
+    options.externalData = exportExternalData;
+    return amp::exportToONNXFile(*module, outputFilename, options);
+  }
   std::string errorMessage;
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &errorMessage);
@@ -251,8 +307,12 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  if (amp::isONNXFile(inputFilename))
-    return failed(runOnnxJob(inputFilename, outputFilename, registry, config));
+  FailureOr<bool> emitOnnx = shouldEmitOnnx(outputFilename);
+  if (failed(emitOnnx))
+    return 1;
+  if (amp::isONNXFile(inputFilename) || *emitOnnx)
+    return failed(
+        runAmpJob(inputFilename, outputFilename, *emitOnnx, registry, config));
 
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> file =

@@ -48,25 +48,11 @@ bool mlir::amp::isONNXFile(StringRef path) {
 // Op registry: ONNX op type -> amp op name, from the ops' getOnnxName().
 //===----------------------------------------------------------------------===//
 
-namespace {
-template <typename... Ops>
-void addOnnxNames(llvm::StringMap<StringRef> &map) {
-  (
-      [&] {
-        if (!Ops::getOnnxName().empty())
-          map.try_emplace(Ops::getOnnxName(), Ops::getOperationName());
-      }(),
-      ...);
-}
-} // namespace
-
 static const llvm::StringMap<StringRef> &getOnnxOpTable() {
   static const llvm::StringMap<StringRef> table = [] {
     llvm::StringMap<StringRef> map;
-    addOnnxNames<
-#define GET_OP_LIST
-#include "amp/Dialect/Amp/IR/AmpOps.cpp.inc"
-        >(map);
+    for (const OnnxOpName &entry : getOnnxOpNames())
+      map.try_emplace(entry.onnxName, entry.operationName);
     return map;
   }();
   return table;

@@ -57,6 +57,15 @@ StringRef mlir::amp::getNodeName(Location loc) {
   return {};
 }
 
+std::string mlir::amp::getConstantName(ConstantOp constant) {
+  StringRef name = getNodeName(constant.getLoc());
+  if (!name.empty())
+    return name.str();
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue()))
+    return resource.getRawHandle().getKey().str();
+  return "";
+}
+
 llvm::ArrayRef<OnnxOpName> mlir::amp::getOnnxOpNames() {
   static const SmallVector<OnnxOpName> names = collectOnnxOpNames<
 #define GET_OP_LIST

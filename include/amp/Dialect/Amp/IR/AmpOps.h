@@ -30,6 +30,11 @@ llvm::ArrayRef<OnnxOpName> getOnnxOpNames();
 /// through fused and call-site locations); empty if there is none.
 llvm::StringRef getNodeName(Location loc);
 
+/// The name of a constant: its NameLoc, else the key of its dense_resource
+/// blob (the ONNX initializer name survives there when canonicalization
+/// merges locations); empty if neither.
+std::string getConstantName(ConstantOp constant);
+
 /// Name of the discardable attribute that asks a low-precision op to
 /// accumulate in fp32 (a TypeAttr holding f32).
 constexpr llvm::StringLiteral kAccumulateAttrName = "amp.accumulate";

@@ -1,0 +1,686 @@
+//===- ONNXExporter.cpp - amp dialect to ONNX ----------------------------===//
+//
+// A general writer: every amp op that models an ONNX operator becomes one
+// node of that type, with the op's attributes (named as in ONNX) and its
+// operands in order (`amp.none` -> empty input name). Constants become
+// initializers; If/Loop/Scan regions become GRAPH attributes. Value names
+// are unique across the model (ONNX forbids shadowing in subgraphs).
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Target/ONNX/ONNXExporter.h"
+#include "amp/Target/ONNX/ONNXImporter.h"
+#include "amp/Dialect/Amp/IR/AmpOps.h"
+
+#include "ONNXImporterInternal.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include "onnx/onnx_pb.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+using llvm::SmallVector;
+using llvm::StringRef;
+
+/// MLIR element type -> ONNX TensorProto.DataType (0 if none).
+static int32_t toOnnxDataType(Type type) {
+  if (type.isF32())
+    return onnx::TensorProto::FLOAT;
+  if (type.isF16())
+    return onnx::TensorProto::FLOAT16;
+  if (type.isBF16())
+    return onnx::TensorProto::BFLOAT16;
+  if (type.isF64())
+    return onnx::TensorProto::DOUBLE;
+  if (auto integer = dyn_cast<IntegerType>(type)) {
+    bool isUnsigned = integer.isUnsigned();
+    switch (integer.getWidth()) {
+    case 1:
+      return onnx::TensorProto::BOOL;
+    case 8:
+      return isUnsigned ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8;
+    case 16:
+      return isUnsigned ? onnx::TensorProto::UINT16 : onnx::TensorProto::INT16;
+    case 32:
+      return isUnsigned ? onnx::TensorProto::UINT32 : onnx::TensorProto::INT32;
+    case 64:
+      return isUnsigned ? onnx::TensorProto::UINT64 : onnx::TensorProto::INT64;
+    default:
+      return 0;
+    }
+  }
+  return 0;
+}
+
+/// The lowest IR version that can carry `opset` (onnx.helper's table).
+static int64_t getMinIrVersion(int64_t opset) {
+  if (opset <= 11)
+    return 6;
+  if (opset <= 14)
+    return 7;
+  if (opset <= 18)
+    return 8;
+  if (opset <= 20)
+    return 9;
+  if (opset <= 22)
+    return 10;
+  if (opset <= 24)
+    return 11;
+  return 12;
+}
+
+namespace {
+
+class ONNXExporter {
+public:
+  ONNXExporter(ModuleOp module, const ONNXExportOptions &options)
+      : module(module), options(options) {}
+
+  LogicalResult run(StringRef path);
+
+private:
+  LogicalResult exportFunction(func::FuncOp func, onnx::GraphProto &graph);
+  LogicalResult exportBlock(Block &block, onnx::GraphProto &graph,
+                            ValueRange outputs,
+                            ArrayRef<std::string> outputNames);
+  LogicalResult exportOp(Operation *op, onnx::GraphProto &graph);
+  LogicalResult exportConstant(ConstantOp op, onnx::GraphProto &graph);
+  LogicalResult convertAttribute(Operation *op, StringRef name, Attribute attr,
+                                 onnx::AttributeProto &proto);
+  LogicalResult fillTensor(Operation *op, ElementsAttr attr,
+                           onnx::TensorProto &tensor);
+  LogicalResult downgradeForOpset(Operation *op, onnx::NodeProto &node);
+  void setValueInfo(onnx::ValueInfoProto &info, StringRef name, Type type);
+  LogicalResult moveToExternalData(StringRef modelPath,
+                                   std::unique_ptr<llvm::ToolOutputFile> &data);
+
+  std::string uniqueValueName(StringRef base);
+  std::string uniqueNodeName(StringRef base);
+  std::string nameOf(Value value);
+
+  ModuleOp module;
+  const ONNXExportOptions &options;
+  int64_t opset = 0;
+  DenseMap<Value, std::string> names;
+  llvm::StringSet<> valueNames;
+  llvm::StringSet<> nodeNames;
+  SmallVector<onnx::TensorProto *> initializers;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Names
+//===----------------------------------------------------------------------===//
+
+static std::string uniqueIn(llvm::StringSet<> &used, StringRef base) {
+  std::string name = base.empty() ? "amp" : base.str();
+  if (used.insert(name).second)
+    return name;
+  for (unsigned i = 1;; ++i) {
+    std::string candidate = name + "_" + std::to_string(i);
+    if (used.insert(candidate).second)
+      return candidate;
+  }
+}
+
+std::string ONNXExporter::uniqueValueName(StringRef base) {
+  return uniqueIn(valueNames, base);
+}
+
+std::string ONNXExporter::uniqueNodeName(StringRef base) {
+  return uniqueIn(nodeNames, base);
+}
+
+std::string ONNXExporter::nameOf(Value value) {
+  if (isa_and_nonnull<NoneOp>(value.getDefiningOp()))
+    return "";
+  auto it = names.find(value);
+  if (it != names.end())
+    return it->second;
+  // Results are named when their op is exported, before any use.
+  std::string base;
+  if (Operation *def = value.getDefiningOp()) {
+    if (auto constant = dyn_cast<ConstantOp>(def))
+      base = getConstantName(constant);
+    else
+      base = getNodeName(def->getLoc()).str();
+    if (base.empty())
+      base = def->getName().stripDialect().str();
+    if (!isa<ConstantOp>(def))
+      base += "_output_" +
+              std::to_string(cast<OpResult>(value).getResultNumber());
+  } else {
+    base = getNodeName(value.getLoc()).str();
+    if (base.empty())
+      base = "input";
+  }
+  return names[value] = uniqueValueName(base);
+}
+
+//===----------------------------------------------------------------------===//
+// Tensors and attributes
+//===----------------------------------------------------------------------===//
+
+void ONNXExporter::setValueInfo(onnx::ValueInfoProto &info, StringRef name,
+                                Type type) {
+  info.set_name(name.str());
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return;
+  auto *tensorType = info.mutable_type()->mutable_tensor_type();
+  tensorType->set_elem_type(toOnnxDataType(tensor.getElementType()));
+  auto *shape = tensorType->mutable_shape();
+  for (int64_t dim : tensor.getShape()) {
+    auto *entry = shape->add_dim();
+    if (!ShapedType::isDynamic(dim))
+      entry->set_dim_value(dim);
+  }
+}
+
+LogicalResult ONNXExporter::fillTensor(Operation *op, ElementsAttr attr,
+                                       onnx::TensorProto &tensor) {
+  auto type = cast<ShapedType>(attr.getType());
+  Type elementType = type.getElementType();
+  int32_t dataType = toOnnxDataType(elementType);
+  if (!dataType)
+    return op->emitError("cannot export a constant of element type ")
+           << elementType;
+  tensor.set_data_type(dataType);
+  for (int64_t dim : type.getShape())
+    tensor.add_dims(dim);
+  int64_t count = type.getNumElements();
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return op->emitError("the data of constant '")
+             << resource.getRawHandle().getKey()
+             << "' is missing (elided resource)";
+    ArrayRef<char> data = blob->getData();
+    tensor.set_raw_data(data.data(), data.size());
+    return success();
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return op->emitError("cannot export constant attribute ") << attr;
+  std::string raw;
+  if (elementType.isInteger(1)) {
+    raw.reserve(count);
+    for (bool value : dense.getValues<bool>())
+      raw.push_back(value ? 1 : 0);
+  } else {
+    ArrayRef<char> data = dense.getRawData();
+    if (dense.isSplat()) {
+      raw.reserve(data.size() * count);
+      for (int64_t i = 0; i < count; ++i)
+        raw.append(data.data(), data.size());
+    } else {
+      raw.assign(data.data(), data.size());
+    }
+  }
+  tensor.set_raw_data(std::move(raw));
+  return success();
+}
+
+LogicalResult ONNXExporter::convertAttribute(Operation *op, StringRef name,
+                                             Attribute attr,
+                                             onnx::AttributeProto &proto) {
+  proto.set_name(name.str());
+  if (auto integer = dyn_cast<IntegerAttr>(attr)) {
+    proto.set_type(onnx::AttributeProto::INT);
+    proto.set_i(integer.getInt());
+  } else if (auto real = dyn_cast<FloatAttr>(attr)) {
+    proto.set_type(onnx::AttributeProto::FLOAT);
+    proto.set_f(real.getValueAsDouble());
+  } else if (auto string = dyn_cast<StringAttr>(attr)) {
+    proto.set_type(onnx::AttributeProto::STRING);
+    proto.set_s(string.getValue().str());
+  } else if (auto ints = dyn_cast<DenseI64ArrayAttr>(attr)) {
+    proto.set_type(onnx::AttributeProto::INTS);
+    for (int64_t value : ints.asArrayRef())
+      proto.add_ints(value);
+  } else if (auto floats = dyn_cast<DenseF32ArrayAttr>(attr)) {
+    proto.set_type(onnx::AttributeProto::FLOATS);
+    for (float value : floats.asArrayRef())
+      proto.add_floats(value);
+  } else if (auto type = dyn_cast<TypeAttr>(attr)) {
+    int32_t dataType = toOnnxDataType(type.getValue());
+    if (!dataType)
+      return op->emitError("attribute '")
+             << name << "' names a type ONNX cannot hold: " << type;
+    proto.set_type(onnx::AttributeProto::INT);
+    proto.set_i(dataType);
+  } else if (auto elements = dyn_cast<ElementsAttr>(attr)) {
+    proto.set_type(onnx::AttributeProto::TENSOR);
+    return fillTensor(op, elements, *proto.mutable_t());
+  } else if (auto array = dyn_cast<ArrayAttr>(attr)) {
+    if (llvm::all_of(array, [](Attribute a) { return isa<StringAttr>(a); })) {
+      proto.set_type(onnx::AttributeProto::STRINGS);
+      for (Attribute value : array)
+        proto.add_strings(cast<StringAttr>(value).getValue().str());
+    } else if (llvm::all_of(array,
+                            [](Attribute a) { return isa<IntegerAttr>(a); })) {
+      proto.set_type(onnx::AttributeProto::INTS);
+      for (Attribute value : array)
+        proto.add_ints(cast<IntegerAttr>(value).getInt());
+    } else if (llvm::all_of(array,
+                            [](Attribute a) { return isa<FloatAttr>(a); })) {
+      proto.set_type(onnx::AttributeProto::FLOATS);
+      for (Attribute value : array)
+        proto.add_floats(cast<FloatAttr>(value).getValueAsDouble());
+    } else {
+      return op->emitError("cannot export array attribute '") << name << "'";
+    }
+  } else {
+    return op->emitError("cannot export attribute '")
+           << name << "' = " << attr;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Older opsets
+//===----------------------------------------------------------------------===//
+
+/// Removes input `index` (a constant 1-D integer tensor) of `node` and
+/// returns its values, for ops whose input was an attribute in older
+/// opsets.
+static FailureOr<SmallVector<int64_t>>
+takeConstantInput(Operation *op, onnx::NodeProto &node, unsigned index,
+                  StringRef what) {
+  if (index >= op->getNumOperands() ||
+      isa_and_nonnull<NoneOp>(op->getOperand(index).getDefiningOp()))
+    return SmallVector<int64_t>();
+  DenseIntElementsAttr values;
+  if (!matchPattern(op->getOperand(index), m_Constant(&values)))
+    return op->emitError() << "cannot export: input '" << what
+                           << "' must be a constant at this opset (it was an "
+                              "attribute before)",
+           failure();
+  SmallVector<int64_t> result;
+  for (const APInt &value : values)
+    result.push_back(value.getSExtValue());
+  if (index < static_cast<unsigned>(node.input_size()))
+    node.mutable_input(index)->clear();
+  return result;
+}
+
+static void addIntsAttribute(onnx::NodeProto &node, StringRef name,
+                             ArrayRef<int64_t> values) {
+  auto *attr = node.add_attribute();
+  attr->set_name(name.str());
+  attr->set_type(onnx::AttributeProto::INTS);
+  for (int64_t value : values)
+    attr->add_ints(value);
+}
+
+static void removeAttribute(onnx::NodeProto &node, StringRef name) {
+  auto *attrs = node.mutable_attribute();
+  for (int i = 0; i < attrs->size(); ++i)
+    if (attrs->Get(i).name() == name) {
+      attrs->DeleteSubrange(i, 1);
+      return;
+    }
+}
+
+static const onnx::AttributeProto *findAttribute(const onnx::NodeProto &node,
+                                                 StringRef name) {
+  for (const auto &attr : node.attribute())
+    if (attr.name() == name)
+      return &attr;
+  return nullptr;
+}
+
+LogicalResult ONNXExporter::downgradeForOpset(Operation *op,
+                                              onnx::NodeProto &node) {
+  StringRef type = node.op_type();
+  if (!onnx_import::getSelectedOpVersion(type, opset))
+    return op->emitError() << "cannot export: ONNX " << type
+                           << " does not exist at opset " << opset
+                           << " (choose a newer opset with "
+                              "--amp-export-opset)";
+  bool isReduce = type.starts_with("Reduce");
+  if ((isReduce && type != "ReduceSum" && opset < 18) ||
+      (type == "ReduceSum" && opset < 13)) {
+    auto axes = takeConstantInput(op, node, 1, "axes");
+    if (failed(axes))
+      return failure();
+    if (!axes->empty())
+      addIntsAttribute(node, "axes", *axes);
+    if (const auto *noop = findAttribute(node, "noop_with_empty_axes")) {
+      if (noop->i() != 0)
+        return op->emitError() << "cannot export: noop_with_empty_axes needs "
+                                  "opset 18";
+      removeAttribute(node, "noop_with_empty_axes");
+    }
+  }
+  if ((type == "Squeeze" || type == "Unsqueeze") && opset < 13) {
+    auto axes = takeConstantInput(op, node, 1, "axes");
+    if (failed(axes))
+      return failure();
+    if (!axes->empty())
+      addIntsAttribute(node, "axes", *axes);
+  }
+  if (type == "Split") {
+    bool hasSizes = node.input_size() > 1 && !node.input(1).empty();
+    if (opset < 13) {
+      auto sizes = takeConstantInput(op, node, 1, "split");
+      if (failed(sizes))
+        return failure();
+      if (!sizes->empty())
+        addIntsAttribute(node, "split", *sizes);
+    }
+    // num_outputs exists from opset 18 and excludes the sizes input.
+    if (opset < 18 || hasSizes)
+      removeAttribute(node, "num_outputs");
+  }
+  if (type == "Dropout" && opset < 12) {
+    if (node.input_size() > 2 && !node.input(2).empty())
+      return op->emitError() << "cannot export: training_mode needs opset 12";
+    if (node.input_size() > 1 && !node.input(1).empty()) {
+      DenseFPElementsAttr ratio;
+      if (!matchPattern(op->getOperand(1), m_Constant(&ratio)) ||
+          ratio.getNumElements() != 1)
+        return op->emitError() << "cannot export: the ratio must be a "
+                                  "constant scalar before opset 12";
+      auto *attr = node.add_attribute();
+      attr->set_name("ratio");
+      attr->set_type(onnx::AttributeProto::FLOAT);
+      attr->set_f((*ratio.value_begin<APFloat>()).convertToDouble());
+      node.mutable_input(1)->clear();
+    }
+  }
+  if ((type == "Softmax" || type == "LogSoftmax" || type == "Hardmax") &&
+      opset < 13) {
+    int64_t rank = cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
+    const auto *axisAttr = findAttribute(node, "axis");
+    int64_t axis = axisAttr ? axisAttr->i() : -1;
+    if (axis < 0)
+      axis += rank;
+    if (axis != rank - 1)
+      return op->emitError() << "cannot export: " << type
+                             << " over a non-last axis has different "
+                                "semantics before opset 13";
+  }
+  if (type == "Cast" && opset < 19)
+    removeAttribute(node, "saturate");
+  // Trailing absent inputs are left out.
+  while (node.input_size() > 0 && node.input(node.input_size() - 1).empty())
+    node.mutable_input()->RemoveLast();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Graphs
+//===----------------------------------------------------------------------===//
+
+LogicalResult ONNXExporter::exportConstant(ConstantOp op,
+                                           onnx::GraphProto &graph) {
+  onnx::TensorProto *tensor = graph.add_initializer();
+  tensor->set_name(nameOf(op.getResult()));
+  if (failed(fillTensor(op, op.getValue(), *tensor)))
+    return failure();
+  initializers.push_back(tensor);
+  return success();
+}
+
+LogicalResult ONNXExporter::exportOp(Operation *op, onnx::GraphProto &graph) {
+  auto precision = dyn_cast<PrecisionOpInterface>(op);
+  if (!precision || precision.getOnnxOpType().empty())
+    return op->emitError("cannot export: not an ONNX operator");
+  onnx::NodeProto &node = *graph.add_node();
+  StringRef opType = precision.getOnnxOpType();
+  node.set_op_type(opType.str());
+  StringRef nodeName = getNodeName(op->getLoc());
+  node.set_name(uniqueNodeName(nodeName.empty() ? opType : nodeName));
+  for (Value operand : op->getOperands())
+    node.add_input(nameOf(operand));
+  for (Value result : op->getResults())
+    node.add_output(nameOf(result));
+  // Attributes equal to their ODS default are left out: ONNX has the same
+  // defaults, and some default-valued attributes do not exist in older
+  // opsets (Cast saturate, Resize antialias, ...).
+  NamedAttrList defaults;
+  op->getName().populateDefaultAttrs(defaults);
+  for (NamedAttribute attr : op->getAttrs()) {
+    if (attr.getName().getValue().starts_with("amp."))
+      continue;
+    if (defaults.get(attr.getName()) == attr.getValue())
+      continue;
+    if (failed(convertAttribute(op, attr.getName(), attr.getValue(),
+                                *node.add_attribute())))
+      return failure();
+  }
+  ArrayRef<StringRef> regionNames =
+      onnx_import::getRegionAttributeNames(opType);
+  for (auto [region, attrName] : llvm::zip(op->getRegions(), regionNames)) {
+    auto *attr = node.add_attribute();
+    attr->set_name(attrName.str());
+    attr->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto &body = *attr->mutable_g();
+    body.set_name(node.name() + "_" + attrName.str());
+    Block &block = region.front();
+    for (BlockArgument arg : block.getArguments()) {
+      std::string name = nameOf(arg);
+      setValueInfo(*body.add_input(), name, arg.getType());
+    }
+    Operation *terminator = block.getTerminator();
+    if (failed(exportBlock(block, body, terminator->getOperands(), {})))
+      return failure();
+  }
+  return downgradeForOpset(op, node);
+}
+
+LogicalResult ONNXExporter::exportBlock(Block &block, onnx::GraphProto &graph,
+                                        ValueRange outputs,
+                                        ArrayRef<std::string> outputNames) {
+  // Graph outputs take their ONNX names directly when the value is made by
+  // a node of this graph and returned once.
+  llvm::DenseMap<Value, unsigned> returnCount;
+  for (Value output : outputs)
+    ++returnCount[output];
+  if (!outputNames.empty())
+    for (auto [output, name] : llvm::zip(outputs, outputNames)) {
+      Operation *def = output.getDefiningOp();
+      if (def && def->getBlock() == &block && !isa<ConstantOp, NoneOp>(def) &&
+          returnCount[output] == 1 && !names.count(output) &&
+          valueNames.insert(name).second)
+        names[output] = name;
+    }
+  for (Operation &op : block.without_terminator()) {
+    if (isa<NoneOp>(op))
+      continue;
+    if (auto constant = dyn_cast<ConstantOp>(op)) {
+      if (failed(exportConstant(constant, graph)))
+        return failure();
+      continue;
+    }
+    if (failed(exportOp(&op, graph)))
+      return failure();
+  }
+  llvm::StringSet<> emitted;
+  for (auto [i, output] : llvm::enumerate(outputs)) {
+    std::string name = nameOf(output);
+    Operation *def = output.getDefiningOp();
+    bool madeHere = def && def->getBlock() == &block &&
+                    !isa<ConstantOp, NoneOp>(def);
+    std::string wanted = outputNames.empty() ? name : outputNames[i];
+    if (!madeHere || name != wanted || !emitted.insert(name).second) {
+      // An input, an outer value, a constant or a repeated output: copy it.
+      std::string copy = outputNames.empty() || name == wanted
+                             ? uniqueValueName(name + "_copy")
+                             : (valueNames.insert(wanted).second
+                                    ? wanted
+                                    : uniqueValueName(wanted));
+      onnx::NodeProto &identity = *graph.add_node();
+      identity.set_op_type("Identity");
+      identity.set_name(uniqueNodeName(copy));
+      identity.add_input(name);
+      identity.add_output(copy);
+      name = copy;
+      emitted.insert(name);
+    }
+    setValueInfo(*graph.add_output(), name, output.getType());
+  }
+  return success();
+}
+
+LogicalResult ONNXExporter::exportFunction(func::FuncOp func,
+                                           onnx::GraphProto &graph) {
+  Block &entry = func.getBody().front();
+  for (BlockArgument arg : entry.getArguments()) {
+    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  "amp.name");
+    std::string wanted = name ? name.getValue().str()
+                              : "input_" + std::to_string(arg.getArgNumber());
+    if (!valueNames.insert(wanted).second)
+      return func.emitError("two graph inputs are named '") << wanted << "'";
+    names[arg] = wanted;
+    setValueInfo(*graph.add_input(), wanted, arg.getType());
+  }
+  auto returnOp = cast<func::ReturnOp>(entry.getTerminator());
+  SmallVector<std::string> outputNames;
+  for (unsigned i = 0; i < returnOp.getNumOperands(); ++i) {
+    auto name = func.getResultAttrOfType<StringAttr>(i, "amp.name");
+    outputNames.push_back(name ? name.getValue().str()
+                               : "output_" + std::to_string(i));
+  }
+  llvm::StringSet<> seen;
+  for (const std::string &name : outputNames)
+    if (!seen.insert(name).second)
+      return func.emitError("two graph outputs are named '") << name << "'";
+  return exportBlock(entry, graph, returnOp.getOperands(), outputNames);
+}
+
+LogicalResult ONNXExporter::moveToExternalData(
+    StringRef modelPath, std::unique_ptr<llvm::ToolOutputFile> &data) {
+  int64_t total = 0;
+  for (onnx::TensorProto *tensor : initializers)
+    total += tensor->raw_data().size();
+  bool external = options.externalData || total > 1800LL * 1000 * 1000;
+  if (!external)
+    return success();
+  std::string dataPath = (modelPath + ".data").str();
+  std::string location = llvm::sys::path::filename(dataPath).str();
+  std::string error;
+  data = openOutputFile(dataPath, &error);
+  if (!data)
+    return module.emitError("cannot write '") << dataPath << "': " << error;
+  int64_t offset = 0;
+  for (onnx::TensorProto *tensor : initializers) {
+    int64_t size = tensor->raw_data().size();
+    if (size < options.externalDataMinBytes)
+      continue;
+    // Page-align each tensor so that readers can map it.
+    int64_t aligned = (offset + 4095) / 4096 * 4096;
+    data->os().write_zeros(aligned - offset);
+    data->os() << tensor->raw_data();
+    tensor->clear_raw_data();
+    tensor->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto addEntry = [&](StringRef key, const std::string &value) {
+      auto *entry = tensor->add_external_data();
+      entry->set_key(key.str());
+      entry->set_value(value);
+    };
+    addEntry("location", location);
+    addEntry("offset", std::to_string(aligned));
+    addEntry("length", std::to_string(size));
+    offset = aligned + size;
+  }
+  return success();
+}
+
+LogicalResult ONNXExporter::run(StringRef path) {
+  SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+  if (funcs.size() != 1)
+    return module.emitError("cannot export: expected one function (the "
+                            "graph), found ")
+           << funcs.size();
+
+  onnx::ModelProto model;
+  int64_t irVersion = 0;
+  if (auto ir = module->getAttrOfType<IntegerAttr>("amp.ir_version"))
+    irVersion = ir.getInt();
+  auto opsets = module->getAttrOfType<DictionaryAttr>("amp.opset_import");
+  int64_t imported = 0;
+  if (opsets)
+    if (auto version = opsets.getAs<IntegerAttr>("ai.onnx"))
+      imported = version.getInt();
+  // Without a recorded opset (a program written by hand), 21: every amp
+  // op's form exists there and current onnxruntime releases run it.
+  opset = options.opset ? options.opset : (imported ? imported : 21);
+  if (opset < kMinSupportedOpset)
+    return module.emitError("cannot export at opset ")
+           << opset << " (amp supports " << kMinSupportedOpset << " and up)";
+  model.set_ir_version(std::max(irVersion, getMinIrVersion(opset)));
+  auto *defaultOpset = model.add_opset_import();
+  defaultOpset->set_domain("");
+  defaultOpset->set_version(opset);
+  if (opsets)
+    for (NamedAttribute entry : opsets)
+      if (entry.getName() != "ai.onnx")
+        if (auto version = dyn_cast<IntegerAttr>(entry.getValue())) {
+          auto *other = model.add_opset_import();
+          other->set_domain(entry.getName().str());
+          other->set_version(version.getInt());
+        }
+  std::string graphName = "main";
+  if (auto metadata = module->getAttrOfType<DictionaryAttr>("amp.metadata"))
+    for (NamedAttribute entry : metadata) {
+      auto value = dyn_cast<StringAttr>(entry.getValue());
+      if (!value)
+        continue;
+      StringRef key = entry.getName();
+      if (key == "producer_name")
+        model.set_producer_name(value.str());
+      else if (key == "producer_version")
+        model.set_producer_version(value.str());
+      else if (key == "domain")
+        model.set_domain(value.str());
+      else if (key == "graph_name")
+        graphName = value.str();
+      else {
+        auto *prop = model.add_metadata_props();
+        prop->set_key(key.str());
+        prop->set_value(value.str());
+      }
+    }
+  onnx::GraphProto &graph = *model.mutable_graph();
+  graph.set_name(graphName);
+  if (failed(exportFunction(funcs.front(), graph)))
+    return failure();
+
+  std::unique_ptr<llvm::ToolOutputFile> data;
+  if (failed(moveToExternalData(path, data)))
+    return failure();
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(path, &error);
+  if (!output)
+    return module.emitError("cannot write '") << path << "': " << error;
+  std::string bytes;
+  if (!model.SerializeToString(&bytes))
+    return module.emitError("cannot serialise the model (over 2 GiB without "
+                            "external data?)");
+  output->os() << bytes;
+  output->os().flush();
+  if (output->os().has_error() || (data && data->os().has_error()))
+    return module.emitError("cannot write '") << path << "'";
+  output->keep();
+  if (data)
+    data->keep();
+  return success();
+}
+
+LogicalResult mlir::amp::exportToONNXFile(ModuleOp module, StringRef path,
+                                          const ONNXExportOptions &options) {
+  return ONNXExporter(module, options).run(path);
+}
