@@ -17,6 +17,9 @@ config.test_exec_root = os.path.join(config.amp_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(
+    ("%onnx-print",
+     f"{config.python_executable} {config.amp_src_root}/test/lit-tools/onnx-print.py"))
+config.substitutions.append(
     ("%onnx-encode",
      f"{config.python_executable} {config.amp_src_root}/test/lit-tools/onnx-encode.py"))
 

@@ -32,6 +32,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <optional>
+
 using namespace mlir;
 
 static llvm::cl::OptionCategory ampCategory("amp ONNX options");
@@ -224,12 +226,22 @@ static LogicalResult runAmpJob(StringRef inputFilename,
                                const MlirOptMainConfig &config) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(!config.shouldVerifyDiagnostics());
   llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-
   bool isOnnx = amp::isONNXFile(inputFilename);
+  // -verify-diagnostics checks expected-* comments of an .mlir input
+  // (export errors); otherwise diagnostics are printed.
+  std::optional<SourceMgrDiagnosticVerifierHandler> verifier;
+  std::optional<SourceMgrDiagnosticHandler> printer;
+  auto finish = [&](LogicalResult result) {
+    if (verifier)
+      return verifier->verify();
+    return result;
+  };
+
   OwningOpRef<ModuleOp> module;
   if (isOnnx) {
+    printer.emplace(sourceMgr, &context);
     amp::ONNXImportOptions options;
     options.foldConstants = !noImportFolding;
     module = amp::importONNXFile(inputFilename, &context, options);
@@ -242,10 +254,14 @@ static LogicalResult runAmpJob(StringRef inputFilename,
       return failure();
     }
     sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    if (config.shouldVerifyDiagnostics())
+      verifier.emplace(sourceMgr, &context);
+    else
+      printer.emplace(sourceMgr, &context);
     module = parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
   }
   if (!module)
-    return failure();
+    return finish(failure());
 
   PassManager pm(&context, ModuleOp::getOperationName(),
                  OpPassManager::Nesting::Implicit);
@@ -259,18 +275,20 @@ static LogicalResult runAmpJob(StringRef inputFilename,
     pm.addPass(createCanonicalizerPass());
   }
   if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
-    return failure();
+    return finish(failure());
   if (config.shouldVerifyRoundtrip() &&
       failed(verifyRoundtrip(*module, context)))
     return failure();
 
   if (emitOnnx) {
-    if (outputFilename == "-")
-      return module->emitError("ONNX output needs a file (-o model.onnx)");
+    if (outputFilename == "-") {
+      module->emitError("ONNX output needs a file (-o model.onnx)");
+      return finish(failure());
+    }
     amp::ONNXExportOptions options;
     options.opset = exportOpset;
     options.externalData = exportExternalData;
-    return amp::exportToONNXFile(*module, outputFilename, options);
+    return finish(amp::exportToONNXFile(*module, outputFilename, options));
   }
   std::string errorMessage;
   std::unique_ptr<llvm::ToolOutputFile> output =
