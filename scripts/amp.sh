@@ -77,9 +77,24 @@ demo() {
   mkdir -p "$out"
   "$PYTHON" "$ROOT/test/lit-tools/onnx-encode.py" \
     "$ROOT/examples/small_convnet.onnxtxt" "$out/small_convnet.onnx"
-  log "amp-opt $out/small_convnet.onnx -o $out/small_convnet.mlir"
-  "$BUILD/bin/amp-opt" "$out/small_convnet.onnx" -o "$out/small_convnet.mlir"
-  sed -n '1,/^}/p' "$out/small_convnet.mlir"
+  log "amp-opt $out/small_convnet.onnx -o $out/small_convnet.mp.mlir --amp-report=$out/report.json"
+  "$BUILD/bin/amp-opt" "$out/small_convnet.onnx" -o "$out/small_convnet.mp.mlir" \
+    --amp-report="$out/report.json"
+  sed -n '1,/^}/p' "$out/small_convnet.mp.mlir"
+  log "amp-opt $out/small_convnet.onnx -o $out/small_convnet.mp.onnx (mixed-precision ONNX)"
+  "$BUILD/bin/amp-opt" "$out/small_convnet.onnx" -o "$out/small_convnet.mp.onnx"
+  "$PYTHON" - "$out/small_convnet.onnx" "$out/small_convnet.mp.onnx" <<'PY'
+import sys
+import numpy as np
+import onnx
+import onnxruntime as ort
+fp32, mixed = sys.argv[1], sys.argv[2]
+onnx.checker.check_model(onnx.load(mixed), full_check=True)
+x = np.random.default_rng(0).random((1, 3, 16, 16), dtype=np.float32)
+ref = ort.InferenceSession(fp32, providers=["CPUExecutionProvider"]).run(None, {"image": x})[0]
+out = ort.InferenceSession(mixed, providers=["CPUExecutionProvider"]).run(None, {"image": x})[0]
+print(f"onnxruntime, fp16 model vs fp32 model: max |error| = {np.abs(out - ref).max():.2e}")
+PY
 }
 
 run_tests() {
