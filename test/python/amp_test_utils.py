@@ -42,7 +42,8 @@ class AmpOpt:
             raise AssertionError(f"{' '.join(command)}: no result within {timeout} s") from None
 
     def import_model(self, model, out_path, *flags, timeout=300):
-        """Import ``model`` (a path, or a ModelProto saved beside ``out_path``).
+        """Import ``model`` (a path, or a ModelProto saved beside ``out_path``)
+        with ``--amp-opt-level=0`` (no autocast) unless ``flags`` choose.
 
         Asserts success within ``timeout`` seconds, then that the output
         parses back (``amp-opt OUT --verify-roundtrip``). Returns the MLIR text.
@@ -51,6 +52,9 @@ class AmpOpt:
         if isinstance(model, onnx.ModelProto):
             model_path = os.path.splitext(str(out_path))[0] + ".onnx"
             onnx.save_model(model, model_path)
+        # These are import tests: no precision change unless asked for.
+        if not any(f.startswith(("--amp-opt-level", "--amp-type")) for f in flags):
+            flags = ("--amp-opt-level=0",) + tuple(flags)
         proc = self.run(model_path, "-o", out_path, *flags, timeout=timeout)
         assert proc.returncode == 0, describe_failure(proc)
         check = self.run(out_path, "--verify-roundtrip", "-o", os.devnull)

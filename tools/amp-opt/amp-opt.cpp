@@ -48,7 +48,8 @@ static llvm::cl::opt<std::string> emitFormat(
     "emit",
     llvm::cl::desc("Output format: mlir (text, or bytecode with "
                    "--emit-bytecode) or onnx; default: onnx when the output "
-                   "file ends in .onnx, else mlir"),
+                   "file ends in .onnx and --emit-bytecode is not given, "
+                   "else mlir"),
     llvm::cl::value_desc("mlir|onnx"), llvm::cl::cat(ampCategory));
 
 static llvm::cl::opt<int64_t> exportOpset(
@@ -206,11 +207,17 @@ static LogicalResult verifyRoundtrip(ModuleOp module, MLIRContext &context) {
 }
 
 /// Whether the job writes ONNX.
-static FailureOr<bool> shouldEmitOnnx(StringRef outputFilename) {
+static FailureOr<bool> shouldEmitOnnx(StringRef outputFilename,
+                                      const MlirOptMainConfig &config) {
   if (emitFormat.empty())
-    return outputFilename.ends_with(".onnx");
-  if (emitFormat == "onnx")
+    return !config.shouldEmitBytecode() && outputFilename.ends_with(".onnx");
+  if (emitFormat == "onnx") {
+    if (config.shouldEmitBytecode()) {
+      llvm::errs() << "error: --emit=onnx and --emit-bytecode conflict\n";
+      return failure();
+    }
     return true;
+  }
   if (emitFormat == "mlir")
     return false;
   llvm::errs() << "error: unknown --emit format '" << emitFormat
@@ -325,7 +332,7 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  FailureOr<bool> emitOnnx = shouldEmitOnnx(outputFilename);
+  FailureOr<bool> emitOnnx = shouldEmitOnnx(outputFilename, config);
   if (failed(emitOnnx))
     return 1;
   if (amp::isONNXFile(inputFilename) || *emitOnnx)
