@@ -444,8 +444,22 @@ LogicalResult ONNXExporter::exportOp(Operation *op, onnx::GraphProto &graph) {
   node.set_name(uniqueNodeName(nodeName.empty() ? opType : nodeName));
   for (Value operand : op->getOperands())
     node.add_input(nameOf(operand));
-  for (Value result : op->getResults())
-    node.add_output(nameOf(result));
+  // Optional outputs nobody uses are left out (they cost work, and some
+  // combinations are invalid, e.g. Attention's caches with
+  // nonpad_kv_seqlen). Only these ops have optional outputs after the
+  // first.
+  static const llvm::StringSet<> optionalOutputs = {
+      "Attention", "BatchNormalization", "Dropout", "GRU",
+      "LayerNormalization", "LSTM", "MaxPool", "RNN",
+      "SoftmaxCrossEntropyLoss"};
+  bool dropUnused = optionalOutputs.contains(opType);
+  for (OpResult result : op->getResults())
+    node.add_output(dropUnused && result.getResultNumber() > 0 &&
+                            result.use_empty()
+                        ? std::string()
+                        : nameOf(result));
+  while (node.output_size() > 1 && node.output(node.output_size() - 1).empty())
+    node.mutable_output()->RemoveLast();
   // Attributes equal to their ODS default are left out: ONNX has the same
   // defaults, and some default-valued attributes do not exist in older
   // opsets (Cast saturate, Resize antialias, ...).
