@@ -26,7 +26,7 @@ class AmpOpt:
     """Runs one amp-opt binary and checks its results."""
 
     def __init__(self, path):
-        self.path = path
+        self.path = os.path.abspath(path)
 
     def run(self, *args, timeout=300):
         """Run ``amp-opt ARGS`` under the memory cap; return the CompletedProcess (text).

@@ -996,17 +996,11 @@ def test_error_onnx_to_stdout(amp_opt, tmp_path):
     expect_error(amp_opt, tmp_path, ["--emit=onnx"], "ONNX output needs a file", output="-")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "amp-opt bug: an autocast option error is followed by 'note: see current operation:' "
-    "and the whole module in generic form (83 lines for ResNet-18, 519 for ViT-B/16)"))
 def test_error_message_is_short(amp_opt, tmp_path):
     stderr = expect_error(amp_opt, tmp_path, ["--amp-type=f8"], "unknown type 'f8'")
     assert len(stderr.splitlines()) <= 5, stderr
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "amp-opt bug: the report and dot files are written by the autocast pass before the "
-    "ONNX export fails (-o - --emit=onnx), so a failed job leaves them behind"))
 def test_failed_export_leaves_no_report(amp_opt, tmp_path):
     expect_error(amp_opt, tmp_path, ["--emit=onnx", "--amp-report=r.json", "--amp-dot=g.dot"],
                  "ONNX output needs a file", output="-")

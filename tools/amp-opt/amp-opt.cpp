@@ -27,7 +27,9 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -233,7 +235,9 @@ static LogicalResult runAmpJob(StringRef inputFilename,
                                const MlirOptMainConfig &config) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  context.printOpOnDiagnostic(!config.shouldVerifyDiagnostics());
+  // Errors name the op through its location (the ONNX node); a dump of the
+  // whole operation would bury them.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   bool isOnnx = amp::isONNXFile(inputFilename);
   // -verify-diagnostics checks expected-* comments of an .mlir input
@@ -274,10 +278,31 @@ static LogicalResult runAmpJob(StringRef inputFilename,
                  OpPassManager::Nesting::Implicit);
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
+  // The report and dot files are written under temporary names and renamed
+  // only when the whole job succeeds.
+  amp::AmpAutocastOptions autocastOptions = getAutocastOptions();
+  SmallVector<std::pair<std::string, std::string>> sideOutputs;
+  for (std::string *path : {&autocastOptions.reportFile,
+                            &autocastOptions.dotFile}) {
+    if (path->empty())
+      continue;
+    std::string partial = *path + ".partial";
+    sideOutputs.emplace_back(partial, *path);
+    *path = partial;
+  }
+  bool committed = false;
+  auto removePartial = llvm::make_scope_exit([&] {
+    for (auto &[partial, path] : sideOutputs) {
+      if (committed)
+        llvm::sys::fs::rename(partial, path);
+      else
+        llvm::sys::fs::remove(partial);
+    }
+  });
   if (isOnnx && !importOnly) {
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
-    pm.addPass(amp::createAmpAutocast(getAutocastOptions()));
+    pm.addPass(amp::createAmpAutocast(autocastOptions));
     // Cast cleanup: exact cast chains fold, dead f32 weights go.
     pm.addPass(createCanonicalizerPass());
   }
@@ -295,7 +320,10 @@ static LogicalResult runAmpJob(StringRef inputFilename,
     amp::ONNXExportOptions options;
     options.opset = exportOpset;
     options.externalData = exportExternalData;
-    return finish(amp::exportToONNXFile(*module, outputFilename, options));
+    LogicalResult exported =
+        amp::exportToONNXFile(*module, outputFilename, options);
+    committed = succeeded(exported);
+    return finish(exported);
   }
   std::string errorMessage;
   std::unique_ptr<llvm::ToolOutputFile> output =
@@ -307,6 +335,7 @@ static LogicalResult runAmpJob(StringRef inputFilename,
   if (failed(printModule(*module, output->os(), config)))
     return failure();
   output->keep();
+  committed = true;
   return success();
 }
 
@@ -335,6 +364,14 @@ int main(int argc, char **argv) {
   FailureOr<bool> emitOnnx = shouldEmitOnnx(outputFilename, config);
   if (failed(emitOnnx))
     return 1;
+  if (amp::isONNXFile(inputFilename) && !importOnly) {
+    // Bad autocast options are reported before the model is read.
+    if (llvm::Error err = amp::checkAutocastOptions(getAutocastOptions())) {
+      llvm::errs() << "error: amp-autocast: " << llvm::toString(std::move(err))
+                   << "\n";
+      return 1;
+    }
+  }
   if (amp::isONNXFile(inputFilename) || *emitOnnx)
     return failed(
         runAmpJob(inputFilename, outputFilename, *emitOnnx, registry, config));

@@ -6,6 +6,7 @@
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/Support/Error.h"
 
 namespace mlir::amp {
 
@@ -14,6 +15,11 @@ namespace mlir::amp {
 
 #define GEN_PASS_REGISTRATION
 #include "amp/Transforms/Passes.h.inc"
+
+/// Checks amp-autocast's options (type, opt level, policy file, op names,
+/// node rules) without running the pass, so that a driver can report a bad
+/// option before doing any work.
+llvm::Error checkAutocastOptions(const AmpAutocastOptions &options);
 
 } // namespace mlir::amp
 
