@@ -52,7 +52,7 @@ model            max abs   max|ref|  rel err  bound    casts  bound  fp16
 resnet18         2.0e-3    5.9       3.4e-4   1e-3     2      8      100 %
 mobilenet_v2     2.5e-12   3.3e-9    7.5e-4   2.5e-3   2      8      100 %
 efficientnet_b0  3.8e-17   4.4e-14   1.0e-3   3e-3     2      8      100 %
-vit_b_16 [1]     3.6e-3    3.3       1.2e-3   3e-3     51     56     99.87 %
+vit_b_16 [1]     3.6e-3    3.3       1.2e-3   3e-3     2      4      100 %
 bert_encoder     5.0e-3    4.0       1.4e-3   4e-3     2      4      100 %
 gpt2_decoder     6.0e-4    2.3       2.6e-4   1e-3     3      5      99.96 %
 ===============  ========  ========  =======  =======  =====  =====  =======
@@ -60,9 +60,9 @@ gpt2_decoder     6.0e-4    2.3       2.6e-4   1e-3     3      5      99.96 %
 [1] torchvision zero-initialises the ViT head, so its logits are all 0:
 the test adds the head's input (the class-token features) as a second
 graph output and compares that. torchvision also initialises the ViT MLP
-biases with std 1e-6; more than 1 % of them flush to zero in fp16, so amp
-keeps each MLP bias Add and the GELU after it in fp32: 4 casts per layer,
-48 for 12 layers, plus 3 at the graph inputs and outputs.
+biases with std 1e-6; a few percent of them flush to zero in fp16, which
+amp accepts for a weight (it keeps an op in fp32 only when most of a
+weight's non-zero values flush; an earlier 1 % rule cost 48 casts here).
 
 With random weights the last activations of mobilenet_v2 (~1e-8) and
 efficientnet_b0 are below the fp16 range; the comparison still holds
@@ -1016,8 +1016,8 @@ SHARED_EXPORTS = "/tmp/amp-models/opset17"  # reused when its manifest lists a m
 
 CNNS = ("resnet18", "mobilenet_v2", "efficientnet_b0")
 TRANSFORMERS = ("vit_b_16", "bert_encoder", "gpt2_decoder")
-# Inserted casts, measured 51, 2 and 3 (the CNNs: 4 + 2 * graph inputs and outputs).
-CAST_BOUNDS = {"vit_b_16": 56, "bert_encoder": 4, "gpt2_decoder": 5}
+# Inserted casts, measured 2, 2 and 3 (the CNNs: 4 + 2 * graph inputs and outputs).
+CAST_BOUNDS = {"vit_b_16": 4, "bert_encoder": 4, "gpt2_decoder": 5}
 # Bound on max |out - ref| / max |ref| (about 3x the measured error, see the docstring).
 REAL_BOUNDS = {"resnet18": 1e-3, "mobilenet_v2": 2.5e-3, "efficientnet_b0": 3e-3,
                "vit_b_16": 3e-3, "bert_encoder": 4e-3, "gpt2_decoder": 1e-3}
