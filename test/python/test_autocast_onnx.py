@@ -787,15 +787,7 @@ def test_constant_that_does_not_fit_keeps_its_op_in_fp32(small, references):
 # Options
 # ----------------------------------------------------------------------------
 
-BF16_TOPK_BUG = (
-    "amp-opt bug: --amp-type=bf16 runs TopK in bf16, which ONNX allows only from "
-    "opset 24, and still writes the model at opset 22 (checker: TopK has unsupported "
-    "type tensor(bfloat16))")
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=BF16_TOPK_BUG))
-    if n == "special_ops" else n for n in MODEL_NAMES])
+@pytest.mark.parametrize("name", [n for n in MODEL_NAMES if n != "special_ops"])
 def test_bf16_at_opset_22(small, name):
     result = small(name, "--amp-type=bf16", "--amp-export-opset=22")
     assert result.report["type"] == "bf16"
@@ -820,19 +812,30 @@ def test_bf16_at_opset_22(small, name):
     assert io_signature(result.model.graph.input) == io_signature(result.original.graph.input)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "amp-opt bug: with --amp-type=bf16 at the model's opset 17 it writes bf16 Conv "
-    "(allowed from opset 22) with exit status 0 (docs/Autocast.md advises "
-    "--amp-export-opset=22, but says the output passes onnx.checker); it should fail "
-    "with a message or keep such ops in a type the opset allows"))
-def test_bf16_at_opset_17_is_valid_or_refused(amp_opt, tmp_path):
+def test_bf16_at_opset_17_is_refused(amp_opt, tmp_path):
+    """ONNX allows bfloat16 Conv only from opset 22: the export says so and
+    writes nothing."""
     source = tmp_path / "convnet.onnx"
     onnx.save_model(build_convnet(), source)
     out = tmp_path / "convnet.bf16.onnx"
     proc = amp_opt.run(source, "-o", out, "--amp-type=bf16")
-    if proc.returncode != 0:
-        assert "opset" in proc.stderr and not out.exists()
-        return
+    assert proc.returncode != 0
+    assert ("ONNX Conv at opset 17 does not accept bfloat16 (it does from opset 22: "
+            "use --amp-export-opset=22 or newer") in proc.stderr, proc.stderr
+    assert not out.exists()
+
+
+def test_bf16_topk_needs_opset_24(amp_opt, tmp_path):
+    """TopK accepts bfloat16 from opset 24: at 22 the export is refused, at 24
+    the model passes the checker."""
+    source = tmp_path / "special.onnx"
+    onnx.save_model(build_special_ops(), source)
+    out = tmp_path / "special.bf16.onnx"
+    proc = amp_opt.run(source, "-o", out, "--amp-type=bf16", "--amp-export-opset=22")
+    assert proc.returncode != 0 and "ONNX TopK at opset 22 does not accept bfloat16" in proc.stderr
+    assert not out.exists()
+    proc = amp_opt.run(source, "-o", out, "--amp-type=bf16", "--amp-export-opset=24")
+    assert proc.returncode == 0, proc.stderr
     onnx.checker.check_model(str(out), full_check=True)
 
 

@@ -80,6 +80,30 @@ static int64_t getMinIrVersion(int64_t opset) {
 
 namespace {
 
+/// First operator versions admitting float16 and bfloat16 (0: none).
+struct FloatTypeSupport {
+  const char *name;
+  int64_t f16Since;
+  int64_t bf16Since;
+};
+
+#define AMP_ONNX_FLOAT_TYPES(name, f16, bf16) {name, f16, bf16},
+const FloatTypeSupport kFloatTypeSupport[] = {
+#include "OnnxFloatTypes.inc"
+};
+#undef AMP_ONNX_FLOAT_TYPES
+
+const FloatTypeSupport *lookupFloatTypeSupport(StringRef opType) {
+  const FloatTypeSupport *entry = std::lower_bound(
+      std::begin(kFloatTypeSupport), std::end(kFloatTypeSupport), opType,
+      [](const FloatTypeSupport &e, StringRef name) {
+        return StringRef(e.name) < name;
+      });
+  if (entry == std::end(kFloatTypeSupport) || StringRef(entry->name) != opType)
+    return nullptr;
+  return entry;
+}
+
 class ONNXExporter {
 public:
   ONNXExporter(ModuleOp module, const ONNXExportOptions &options)
@@ -343,11 +367,42 @@ static const onnx::AttributeProto *findAttribute(const onnx::NodeProto &node,
 LogicalResult ONNXExporter::downgradeForOpset(Operation *op,
                                               onnx::NodeProto &node) {
   StringRef type = node.op_type();
-  if (!onnx_import::getSelectedOpVersion(type, opset))
+  std::optional<int64_t> version = onnx_import::getSelectedOpVersion(type, opset);
+  if (!version)
     return op->emitError() << "cannot export: ONNX " << type
                            << " does not exist at opset " << opset
                            << " (choose a newer opset with "
                               "--amp-export-opset)";
+  // 16-bit floats must be allowed by the operator version the opset selects
+  // (bfloat16 came to many operators only recently: Conv at 22, TopK at 24).
+  if (const FloatTypeSupport *support = lookupFloatTypeSupport(type)) {
+    auto check = [&](Type elementType) -> LogicalResult {
+      bool isF16 = elementType.isF16(), isBF16 = elementType.isBF16();
+      if (!isF16 && !isBF16)
+        return success();
+      int64_t since = isF16 ? support->f16Since : support->bf16Since;
+      if (since != 0 && *version >= since)
+        return success();
+      InFlightDiagnostic diag = op->emitError()
+                                << "cannot export: ONNX " << type << " at opset "
+                                << opset << " does not accept "
+                                << (isF16 ? "float16" : "bfloat16");
+      if (since != 0)
+        diag << " (it does from opset " << since
+             << ": use --amp-export-opset=" << since << " or newer";
+      else
+        diag << " (at any opset";
+      diag << ", or keep " << type << " in fp32 with --amp-deny=" << type
+           << ")";
+      return failure();
+    };
+    SmallVector<Type> types(op->getOperandTypes());
+    llvm::append_range(types, op->getResultTypes());
+    for (Type t : types)
+      if (auto tensor = dyn_cast<RankedTensorType>(t))
+        if (failed(check(tensor.getElementType())))
+          return failure();
+  }
   bool isReduce = type.starts_with("Reduce");
   if ((isReduce && type != "ReduceSum" && opset < 18) ||
       (type == "ReduceSum" && opset < 13)) {

@@ -8,6 +8,8 @@
 // RUN: amp-opt %t/noop.mlir -o %t/noop.onnx -verify-diagnostics
 // RUN: amp-opt %t/two-funcs.mlir -o %t/two-funcs.onnx -verify-diagnostics
 // RUN: amp-opt %t/stdout.mlir --emit=onnx -verify-diagnostics
+// RUN: amp-opt %t/bf16.mlir -o %t/bf16.onnx -verify-diagnostics
+// RUN: amp-opt %t/bf16.mlir -o %t/bf16.onnx --amp-export-opset=22
 // RUN: not amp-opt %t/stdout.mlir -o %t/x.out --emit=text 2>&1 | FileCheck %s --check-prefix=FORMAT
 // RUN: not test -e %t/x.out
 
@@ -62,4 +64,14 @@ module {
 // expected-error@+1 {{ONNX output needs a file (-o model.onnx)}}
 module {
   func.func @main() { return }
+}
+
+//--- bf16.mlir
+module attributes {amp.opset_import = {ai.onnx = 17 : i64}} {
+  func.func @main(%x: tensor<1x1x4x4xbf16>, %w: tensor<1x1x1x1xbf16>) -> tensor<1x1x4x4xbf16> {
+    %none = amp.none
+    // expected-error@+1 {{cannot export: ONNX Conv at opset 17 does not accept bfloat16 (it does from opset 22: use --amp-export-opset=22 or newer, or keep Conv in fp32 with --amp-deny=Conv)}}
+    %y = amp.conv %x, %w, %none : (tensor<1x1x4x4xbf16>, tensor<1x1x1x1xbf16>, none) -> tensor<1x1x4x4xbf16>
+    return %y : tensor<1x1x4x4xbf16>
+  }
 }
