@@ -84,8 +84,8 @@ std::string valueName(Value value) {
   }
   auto arg = cast<BlockArgument>(value);
   if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
-    if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                      "amp.name"))
+    if (auto name =
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "amp.name"))
       return name.getValue().str();
   return getNodeName(arg.getLoc()).str();
 }
@@ -144,9 +144,9 @@ buildPolicy(unsigned optLevel, StringRef policyFile,
                              : stringifyPrecisionClass(cls).str();
     for (const std::string &name : names)
       if (llvm::Error err = policy.setClass(name, cls, option + " option"))
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "option '" + option + "': " +
-                                           llvm::toString(std::move(err)));
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "option '" + option + "': " + llvm::toString(std::move(err)));
   }
   for (const std::string &rule : nodeRules)
     if (llvm::Error err = policy.addNodeRuleSpec(rule, "node-rules option"))
@@ -163,10 +163,9 @@ static llvm::Error checkTypeAndLevel(StringRef type, unsigned optLevel) {
                                    "unknown type '" + type +
                                        "' (expected f16 or bf16)");
   if (optLevel > 3)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "opt-level " + std::to_string(optLevel) +
-            " does not exist (expected 0 to 3)");
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "opt-level " + std::to_string(optLevel) +
+                                       " does not exist (expected 0 to 3)");
   return llvm::Error::success();
 }
 
@@ -187,10 +186,11 @@ llvm::Error mlir::amp::checkAutocastOptions(const AmpAutocastOptions &options) {
 }
 
 LogicalResult AutocastPass::buildPolicy(AutocastPolicy &policy) {
-  std::vector<std::string> names[5] = {
-      {allowOps.begin(), allowOps.end()}, {denyOps.begin(), denyOps.end()},
-      {inferOps.begin(), inferOps.end()}, {clearOps.begin(), clearOps.end()},
-      {unlistOps.begin(), unlistOps.end()}};
+  std::vector<std::string> names[5] = {{allowOps.begin(), allowOps.end()},
+                                       {denyOps.begin(), denyOps.end()},
+                                       {inferOps.begin(), inferOps.end()},
+                                       {clearOps.begin(), clearOps.end()},
+                                       {unlistOps.begin(), unlistOps.end()}};
   std::pair<PrecisionClass, ArrayRef<std::string>> lists[] = {
       {PrecisionClass::Allow, names[0]},
       {PrecisionClass::Deny, names[1]},
@@ -377,8 +377,8 @@ void AutocastPass::propagate() {
       if (!deny)
         continue;
       node.deny = true;
-      node.reason = "fp32 spread from '" + nodes[denySource[i]].name +
-                    "' (" + stringifyPrecisionClass(node.cls).str() + " op)";
+      node.reason = "fp32 spread from '" + nodes[denySource[i]].name + "' (" +
+                    stringifyPrecisionClass(node.cls).str() + " op)";
     }
   }
 
@@ -433,8 +433,8 @@ void AutocastPass::propagate() {
           return;
         next.allow = true;
         source[j] = source[i];
-        next.reason = "clear op next to allow op '" + nodes[source[i]].name +
-                      "'";
+        next.reason =
+            "clear op next to allow op '" + nodes[source[i]].name + "'";
         work.push_back(j);
       };
       for (unsigned j : nodes[i].succs)
@@ -547,19 +547,19 @@ Value AutocastPass::getConvertedConstant(ConstantOp constant) {
   if (!resourceName.empty()) {
     ArrayRef<char> bytes(reinterpret_cast<const char *>(bits.data()),
                          bits.size() * sizeof(uint16_t));
-    auto &manager = DenseResourceElementsHandle::getManagerInterface(
-        constant.getContext());
+    auto &manager =
+        DenseResourceElementsHandle::getManagerInterface(constant.getContext());
     std::string typeName;
     llvm::raw_string_ostream(typeName) << lowType;
-    DenseResourceElementsHandle handle = manager.insert(
-        (resourceName + "_" + typeName).str(),
-        HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes,
-                                                      alignof(uint64_t)));
+    DenseResourceElementsHandle handle =
+        manager.insert((resourceName + "_" + typeName).str(),
+                       HeapAsmResourceBlob::allocateAndCopyWithAlign(
+                           bytes, alignof(uint64_t)));
     converted = DenseResourceElementsAttr::get(type, handle);
   } else {
-    const llvm::fltSemantics &semantics =
-        lowKind == LowFloatKind::F16 ? llvm::APFloat::IEEEhalf()
-                                     : llvm::APFloat::BFloat();
+    const llvm::fltSemantics &semantics = lowKind == LowFloatKind::F16
+                                              ? llvm::APFloat::IEEEhalf()
+                                              : llvm::APFloat::BFloat();
     SmallVector<APFloat> values;
     for (uint16_t element : bits)
       values.emplace_back(semantics, APInt(16, element));
@@ -567,9 +567,9 @@ Value AutocastPass::getConvertedConstant(ConstantOp constant) {
   }
   std::string typeName;
   llvm::raw_string_ostream(typeName) << lowType;
-  Location loc = NameLoc::get(
-      builder.getStringAttr(valueName(constant) + "_" + typeName),
-      constant.getLoc());
+  Location loc =
+      NameLoc::get(builder.getStringAttr(valueName(constant) + "_" + typeName),
+                   constant.getLoc());
   auto result = builder.create<ConstantOp>(loc, type, converted).getResult();
   ++numConvertedConstants;
   return convertedConstants[constant] = result;
@@ -670,8 +670,8 @@ void AutocastPass::writeOutputs() {
     auto file = std::make_unique<llvm::ToolOutputFile>(path, error,
                                                        llvm::sys::fs::OF_Text);
     if (error) {
-      getOperation().emitError() << "amp-autocast: cannot write '" << path
-                                 << "': " << error.message();
+      getOperation().emitError()
+          << "amp-autocast: cannot write '" << path << "': " << error.message();
       return nullptr;
     }
     return file;
@@ -703,7 +703,8 @@ void AutocastPass::writeOutputs() {
           if (!isRecorded(op))
             continue;
           auto it = nodeIndex.find(op);
-          const Node *node = it == nodeIndex.end() ? nullptr : &nodes[it->second];
+          const Node *node =
+              it == nodeIndex.end() ? nullptr : &nodes[it->second];
           json.object([&] {
             json.attribute("node", getNodeName(op->getLoc()));
             json.attribute("op",
@@ -715,8 +716,7 @@ void AutocastPass::writeOutputs() {
               return;
             }
             json.attribute("precision", node->allow ? lowName : "f32");
-            json.attribute("class",
-                           stringifyPrecisionClass(node->policyClass));
+            json.attribute("class", stringifyPrecisionClass(node->policyClass));
             json.attribute("reason", node->reason);
             if (op->hasAttr(kAccumulateAttrName))
               json.attribute("accumulate", "f32");
@@ -734,7 +734,8 @@ void AutocastPass::writeOutputs() {
     if (!file)
       return signalPassFailure();
     raw_ostream &os = file->os();
-    os << "digraph amp {\n  node [shape=box, style=filled, fontname=\"sans\"];\n"
+    os << "digraph amp {\n  node [shape=box, style=filled, "
+          "fontname=\"sans\"];\n"
        << "  // green: " << lowName
        << ", orange: f32, yellow: cast, grey: no fp32 data\n";
     DenseMap<Operation *, unsigned> ids;

@@ -10,8 +10,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/YAMLParser.h"
@@ -80,15 +80,13 @@ static const std::vector<DefaultEntry> &getDefaultEntries() {
        "overflow fp16 even when accumulated in fp32 (autocast: sum, prod, "
        "cumsum, logsumexp in fp32; TF: Sum denied)",
        {"ReduceSum", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceProd",
-        "ReduceLogSum", "ReduceLogSumExp", "CumSum", "LpPool",
-        "GlobalLpPool", "LRN"}},
+        "ReduceLogSum", "ReduceLogSumExp", "CumSum", "LpPool", "GlobalLpPool",
+        "LRN"}},
       {PC::Deny,
        "loss: autocast runs every loss in fp32, TF denies the softmax "
        "cross-entropy losses",
        {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"}},
-      {PC::Deny,
-       "determinants span a huge range",
-       {"Det"}},
+      {PC::Deny, "determinants span a huge range", {"Det"}},
       {PC::Infer,
        "normalisation or softmax: safe in low precision only with fp32 "
        "accumulation, which amp gives it (autocast and TF keep these in fp32 "
@@ -125,10 +123,30 @@ static const std::vector<DefaultEntry> &getDefaultEntries() {
        {"ScatterElements", "ScatterND"}},
       {PC::Clear,
        "data movement: exact in any precision (TF clear list)",
-       {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
-        "Concat", "Split", "Slice", "Gather", "GatherElements", "GatherND",
-        "Expand", "Tile", "Pad", "DepthToSpace", "SpaceToDepth", "Compress",
-        "Trilu", "ReverseSequence", "OneHot", "Where", "Dropout", "CastLike"}},
+       {"Identity",
+        "Reshape",
+        "Flatten",
+        "Squeeze",
+        "Unsqueeze",
+        "Transpose",
+        "Concat",
+        "Split",
+        "Slice",
+        "Gather",
+        "GatherElements",
+        "GatherND",
+        "Expand",
+        "Tile",
+        "Pad",
+        "DepthToSpace",
+        "SpaceToDepth",
+        "Compress",
+        "Trilu",
+        "ReverseSequence",
+        "OneHot",
+        "Where",
+        "Dropout",
+        "CastLike"}},
       {PC::Clear,
        "selects or compares values without arithmetic: exact in any "
        "precision (TF clear: MaxPool, Relu, Max, Min; onnxconverter-common "
@@ -326,13 +344,12 @@ public:
         if (llvm::Error err = readNodeRules(value, rules))
           return err;
       } else if (auto cls = parsePrecisionClass(key);
-                 (cls && *cls != PrecisionClass::Unlisted) ||
-                 key == "unlist") {
+                 (cls && *cls != PrecisionClass::Unlisted) || key == "unlist") {
         std::vector<Item> items;
         if (llvm::Error err = readOpList(value, items))
           return err;
-        lists.push_back({cls ? *cls : PrecisionClass::Unlisted,
-                         std::move(items)});
+        lists.push_back(
+            {cls ? *cls : PrecisionClass::Unlisted, std::move(items)});
       } else {
         return failAt(entry.getKey(),
                       "unknown key '" + key +
@@ -356,7 +373,8 @@ public:
         policy = std::move(empty);
       } else if (base->first != "default") {
         return failAtLine(base->second, "base must be 'default' or 'empty', "
-                                        "not '" + base->first + "'");
+                                        "not '" +
+                                            base->first + "'");
       }
     }
     for (auto &[cls, items] : lists)
@@ -475,15 +493,15 @@ llvm::Error AutocastPolicy::loadFile(StringRef path) {
 // Queries
 //===----------------------------------------------------------------------===//
 
-AutocastPolicy::Decision
-AutocastPolicy::classify(StringRef onnxOp, StringRef nodeName) const {
+AutocastPolicy::Decision AutocastPolicy::classify(StringRef onnxOp,
+                                                  StringRef nodeName) const {
   // The last matching node rule wins, as later rules refine earlier ones.
   for (const NodeRule &rule : llvm::reverse(nodeRules)) {
-    bool matches = rule.regex ? rule.regex->match(nodeName)
-                              : nodeName == rule.pattern;
+    bool matches =
+        rule.regex ? rule.regex->match(nodeName) : nodeName == rule.pattern;
     if (matches)
-      return {rule.cls, "node rule '" + rule.pattern + "' (" + rule.source +
-                            ")"};
+      return {rule.cls,
+              "node rule '" + rule.pattern + "' (" + rule.source + ")"};
   }
   auto it = ops.find(onnxOp);
   if (it == ops.end())
@@ -529,8 +547,7 @@ void AutocastPolicy::print(llvm::raw_ostream &os) const {
   if (!nodeRules.empty()) {
     os << "nodes:\n";
     for (const NodeRule &rule : nodeRules)
-      os << "  - {" << (rule.regex ? "regex" : "name") << ": '"
-         << rule.pattern << "', class: " << stringifyPrecisionClass(rule.cls)
-         << "}\n";
+      os << "  - {" << (rule.regex ? "regex" : "name") << ": '" << rule.pattern
+         << "', class: " << stringifyPrecisionClass(rule.cls) << "}\n";
   }
 }

@@ -92,7 +92,8 @@ ConversionStats mlir::amp::convertFloats(llvm::ArrayRef<float> input,
   const uint16_t maxFiniteBits = isHalf ? 0x7bff : 0x7f7f;
   for (size_t i = 0, e = input.size(); i < e; ++i) {
     float value = input[i];
-    uint16_t bits = isHalf ? floatToHalfBits(value) : floatToBFloat16Bits(value);
+    uint16_t bits =
+        isHalf ? floatToHalfBits(value) : floatToBFloat16Bits(value);
     uint16_t magnitudeBits = bits & 0x7fff;
     if (std::isfinite(value)) {
       float magnitude = std::fabs(value);

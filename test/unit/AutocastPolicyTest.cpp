@@ -1,7 +1,7 @@
 //===- AutocastPolicyTest.cpp - the autocast policy as data --------------===//
 
-#include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "amp/Transforms/AutocastPolicy.h"
+#include "amp/Dialect/Amp/IR/AmpOps.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -61,8 +61,8 @@ TEST(AutocastPolicy, OverridesAndNodeRules) {
             std::string::npos);
 
   ASSERT_FALSE(bool(policy.addNodeRuleSpec("enc/.*/MatMul=deny", "test")));
-  ASSERT_FALSE(
-      bool(policy.addNodeRule("enc/0/MatMul", false, PrecisionClass::Clear, "t")));
+  ASSERT_FALSE(bool(
+      policy.addNodeRule("enc/0/MatMul", false, PrecisionClass::Clear, "t")));
   // The last matching rule wins; regexes match the whole name.
   EXPECT_EQ(policy.classify("MatMul", "enc/0/MatMul").cls,
             PrecisionClass::Clear);

@@ -89,11 +89,10 @@ TEST(FloatConversion, EveryBFloat16PatternRoundTrips) {
 TEST(FloatConversion, MatchesAPFloatOnEveryExponentAndBoundary) {
   // For every sign and exponent: mantissas around the rounding points of
   // both targets (ties, just below and above), plus the extremes.
-  const uint32_t mantissas[] = {0x000000, 0x000001, 0x000fff, 0x001000,
-                                0x001001, 0x001fff, 0x002000, 0x003000,
-                                0x007fff, 0x008000, 0x008001, 0x00ffff,
-                                0x010000, 0x018000, 0x3fffff, 0x400000,
-                                0x7fefff, 0x7ff000, 0x7ff001, 0x7fffff};
+  const uint32_t mantissas[] = {
+      0x000000, 0x000001, 0x000fff, 0x001000, 0x001001, 0x001fff, 0x002000,
+      0x003000, 0x007fff, 0x008000, 0x008001, 0x00ffff, 0x010000, 0x018000,
+      0x3fffff, 0x400000, 0x7fefff, 0x7ff000, 0x7ff001, 0x7fffff};
   for (uint32_t sign : {0u, 1u})
     for (uint32_t exponent = 0; exponent < 256; ++exponent)
       for (uint32_t mantissa : mantissas)
@@ -139,7 +138,8 @@ TEST(FloatConversion, StatisticsAndClamping) {
   EXPECT_EQ(stats.nonZero, 5);
   EXPECT_EQ(stats.maxAbs, 1e6f);
   EXPECT_EQ(output[1], 0x7c00);
-  stats = convertFloats(input, output, LowFloatKind::F16, /*clampToFinite=*/true);
+  stats =
+      convertFloats(input, output, LowFloatKind::F16, /*clampToFinite=*/true);
   EXPECT_EQ(stats.overflowed, 2);
   EXPECT_EQ(output[1], 0x7bff);
   EXPECT_EQ(output[2], 0xfbff);

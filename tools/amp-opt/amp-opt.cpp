@@ -74,8 +74,8 @@ static llvm::cl::opt<bool> printDefaultPolicy(
 
 // Options of the default pipeline's amp-autocast (see `amp-autocast` in
 // docs/AmpPasses.md for their meaning).
-static llvm::cl::OptionCategory autocastCategory(
-    "amp autocast options (with .onnx input)");
+static llvm::cl::OptionCategory
+    autocastCategory("amp autocast options (with .onnx input)");
 static llvm::cl::opt<std::string>
     ampType("amp-type", llvm::cl::desc("Low-precision type: f16 or bf16"),
             llvm::cl::init("f16"), llvm::cl::cat(autocastCategory));
@@ -89,16 +89,19 @@ static llvm::cl::opt<std::string>
     ampPolicy("amp-policy", llvm::cl::desc("Policy file (YAML or JSON)"),
               llvm::cl::value_desc("file"), llvm::cl::cat(autocastCategory));
 static llvm::cl::list<std::string>
-    ampAllow("amp-allow", llvm::cl::desc("Add ONNX op types to the allow class"),
+    ampAllow("amp-allow",
+             llvm::cl::desc("Add ONNX op types to the allow class"),
              llvm::cl::CommaSeparated, llvm::cl::cat(autocastCategory));
 static llvm::cl::list<std::string>
     ampDeny("amp-deny", llvm::cl::desc("Add ONNX op types to the deny class"),
             llvm::cl::CommaSeparated, llvm::cl::cat(autocastCategory));
 static llvm::cl::list<std::string>
-    ampInfer("amp-infer", llvm::cl::desc("Add ONNX op types to the infer class"),
+    ampInfer("amp-infer",
+             llvm::cl::desc("Add ONNX op types to the infer class"),
              llvm::cl::CommaSeparated, llvm::cl::cat(autocastCategory));
 static llvm::cl::list<std::string>
-    ampClear("amp-clear", llvm::cl::desc("Add ONNX op types to the clear class"),
+    ampClear("amp-clear",
+             llvm::cl::desc("Add ONNX op types to the clear class"),
              llvm::cl::CommaSeparated, llvm::cl::cat(autocastCategory));
 static llvm::cl::list<std::string>
     ampUnlist("amp-unlist",
@@ -282,8 +285,8 @@ static LogicalResult runAmpJob(StringRef inputFilename,
   // only when the whole job succeeds.
   amp::AmpAutocastOptions autocastOptions = getAutocastOptions();
   SmallVector<std::pair<std::string, std::string>> sideOutputs;
-  for (std::string *path : {&autocastOptions.reportFile,
-                            &autocastOptions.dotFile}) {
+  for (std::string *path :
+       {&autocastOptions.reportFile, &autocastOptions.dotFile}) {
     if (path->empty())
       continue;
     std::string partial = *path + ".partial";

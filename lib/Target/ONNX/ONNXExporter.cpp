@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Target/ONNX/ONNXExporter.h"
-#include "amp/Target/ONNX/ONNXImporter.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "amp/Target/ONNX/ONNXImporter.h"
 
 #include "ONNXImporterInternal.h"
 
@@ -181,8 +181,8 @@ std::string ONNXExporter::nameOf(Value value) {
     if (base.empty())
       base = def->getName().stripDialect().str();
     if (!isa<ConstantOp>(def))
-      base += "_output_" +
-              std::to_string(cast<OpResult>(value).getResultNumber());
+      base +=
+          "_output_" + std::to_string(cast<OpResult>(value).getResultNumber());
   } else {
     base = getNodeName(value.getLoc()).str();
     if (base.empty())
@@ -305,8 +305,7 @@ LogicalResult ONNXExporter::convertAttribute(Operation *op, StringRef name,
       return op->emitError("cannot export array attribute '") << name << "'";
     }
   } else {
-    return op->emitError("cannot export attribute '")
-           << name << "' = " << attr;
+    return op->emitError("cannot export attribute '") << name << "' = " << attr;
   }
   return success();
 }
@@ -318,9 +317,10 @@ LogicalResult ONNXExporter::convertAttribute(Operation *op, StringRef name,
 /// Removes input `index` (a constant 1-D integer tensor) of `node` and
 /// returns its values, for ops whose input was an attribute in older
 /// opsets.
-static FailureOr<SmallVector<int64_t>>
-takeConstantInput(Operation *op, onnx::NodeProto &node, unsigned index,
-                  StringRef what) {
+static FailureOr<SmallVector<int64_t>> takeConstantInput(Operation *op,
+                                                         onnx::NodeProto &node,
+                                                         unsigned index,
+                                                         StringRef what) {
   if (index >= op->getNumOperands() ||
       isa_and_nonnull<NoneOp>(op->getOperand(index).getDefiningOp()))
     return SmallVector<int64_t>();
@@ -367,7 +367,8 @@ static const onnx::AttributeProto *findAttribute(const onnx::NodeProto &node,
 LogicalResult ONNXExporter::downgradeForOpset(Operation *op,
                                               onnx::NodeProto &node) {
   StringRef type = node.op_type();
-  std::optional<int64_t> version = onnx_import::getSelectedOpVersion(type, opset);
+  std::optional<int64_t> version =
+      onnx_import::getSelectedOpVersion(type, opset);
   if (!version)
     return op->emitError() << "cannot export: ONNX " << type
                            << " does not exist at opset " << opset
@@ -384,8 +385,8 @@ LogicalResult ONNXExporter::downgradeForOpset(Operation *op,
       if (since != 0 && *version >= since)
         return success();
       InFlightDiagnostic diag = op->emitError()
-                                << "cannot export: ONNX " << type << " at opset "
-                                << opset << " does not accept "
+                                << "cannot export: ONNX " << type
+                                << " at opset " << opset << " does not accept "
                                 << (isF16 ? "float16" : "bfloat16");
       if (since != 0)
         diag << " (it does from opset " << since
@@ -456,7 +457,8 @@ LogicalResult ONNXExporter::downgradeForOpset(Operation *op,
   }
   if ((type == "Softmax" || type == "LogSoftmax" || type == "Hardmax") &&
       opset < 13) {
-    int64_t rank = cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
+    int64_t rank =
+        cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
     const auto *axisAttr = findAttribute(node, "axis");
     int64_t axis = axisAttr ? axisAttr->i() : -1;
     if (axis < 0)
@@ -503,10 +505,15 @@ LogicalResult ONNXExporter::exportOp(Operation *op, onnx::GraphProto &graph) {
   // combinations are invalid, e.g. Attention's caches with
   // nonpad_kv_seqlen). Only these ops have optional outputs after the
   // first.
-  static const llvm::StringSet<> optionalOutputs = {
-      "Attention", "BatchNormalization", "Dropout", "GRU",
-      "LayerNormalization", "LSTM", "MaxPool", "RNN",
-      "SoftmaxCrossEntropyLoss"};
+  static const llvm::StringSet<> optionalOutputs = {"Attention",
+                                                    "BatchNormalization",
+                                                    "Dropout",
+                                                    "GRU",
+                                                    "LayerNormalization",
+                                                    "LSTM",
+                                                    "MaxPool",
+                                                    "RNN",
+                                                    "SoftmaxCrossEntropyLoss"};
   bool dropUnused = optionalOutputs.contains(opType);
   for (OpResult result : op->getResults())
     node.add_output(dropUnused && result.getResultNumber() > 0 &&
@@ -580,16 +587,16 @@ LogicalResult ONNXExporter::exportBlock(Block &block, onnx::GraphProto &graph,
   for (auto [i, output] : llvm::enumerate(outputs)) {
     std::string name = nameOf(output);
     Operation *def = output.getDefiningOp();
-    bool madeHere = def && def->getBlock() == &block &&
-                    !isa<ConstantOp, NoneOp>(def);
+    bool madeHere =
+        def && def->getBlock() == &block && !isa<ConstantOp, NoneOp>(def);
     std::string wanted = outputNames.empty() ? name : outputNames[i];
     if (!madeHere || name != wanted || !emitted.insert(name).second) {
       // An input, an outer value, a constant or a repeated output: copy it.
-      std::string copy = outputNames.empty() || name == wanted
-                             ? uniqueValueName(name + "_copy")
-                             : (valueNames.insert(wanted).second
-                                    ? wanted
-                                    : uniqueValueName(wanted));
+      std::string copy =
+          outputNames.empty() || name == wanted
+              ? uniqueValueName(name + "_copy")
+              : (valueNames.insert(wanted).second ? wanted
+                                                  : uniqueValueName(wanted));
       onnx::NodeProto &identity = *graph.add_node();
       identity.set_op_type("Identity");
       identity.set_name(uniqueNodeName(copy));
@@ -607,8 +614,8 @@ LogicalResult ONNXExporter::exportFunction(func::FuncOp func,
                                            onnx::GraphProto &graph) {
   Block &entry = func.getBody().front();
   for (BlockArgument arg : entry.getArguments()) {
-    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                  "amp.name");
+    auto name =
+        func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "amp.name");
     std::string wanted = name ? name.getValue().str()
                               : "input_" + std::to_string(arg.getArgNumber());
     if (!valueNames.insert(wanted).second)
@@ -630,8 +637,9 @@ LogicalResult ONNXExporter::exportFunction(func::FuncOp func,
   return exportBlock(entry, graph, returnOp.getOperands(), outputNames);
 }
 
-LogicalResult ONNXExporter::moveToExternalData(
-    StringRef modelPath, std::unique_ptr<llvm::ToolOutputFile> &data) {
+LogicalResult
+ONNXExporter::moveToExternalData(StringRef modelPath,
+                                 std::unique_ptr<llvm::ToolOutputFile> &data) {
   int64_t total = 0;
   for (onnx::TensorProto *tensor : initializers)
     total += tensor->raw_data().size();
