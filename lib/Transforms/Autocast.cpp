@@ -34,6 +34,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPAUTOCAST
@@ -90,6 +91,17 @@ std::string valueName(Value value) {
   return getNodeName(arg.getLoc()).str();
 }
 
+/// An fp32 constant converted to the low-precision type (once, whether or
+/// not its consumers end up in low precision: the statistics decide that).
+struct ConstantConversion {
+  ConversionStats stats;
+  /// The converted data of a dense_resource weight, moved into the
+  /// resource manager when first used.
+  std::optional<AsmResourceBlob> blob;
+  /// The converted bits of a small dense constant.
+  SmallVector<uint16_t> bits;
+};
+
 class AutocastPass : public amp::impl::AmpAutocastBase<AutocastPass> {
 public:
   using Base::Base;
@@ -104,7 +116,7 @@ private:
   void rewrite();
   Value getCast(Value value, Type elementType);
   Value getConvertedConstant(ConstantOp constant);
-  const ConversionStats &getConstantStats(ConstantOp constant);
+  ConstantConversion &convertConstant(ConstantOp constant);
   void writeOutputs();
 
   Type lowType;
@@ -115,7 +127,7 @@ private:
   DenseSet<Value> lowValues;
   DenseMap<std::pair<Value, Type>, Value> casts;
   DenseMap<Operation *, Value> convertedConstants;
-  DenseMap<Operation *, ConversionStats> constantStats;
+  DenseMap<Operation *, std::shared_ptr<ConstantConversion>> conversions;
   int64_t numCasts = 0;
   int64_t numConvertedConstants = 0;
   int64_t numClampedConstants = 0;
@@ -248,23 +260,33 @@ void AutocastPass::collectNodes() {
   }
 }
 
-const ConversionStats &AutocastPass::getConstantStats(ConstantOp constant) {
-  auto it = constantStats.find(constant);
-  if (it != constantStats.end())
-    return it->second;
-  ConversionStats stats;
+ConstantConversion &AutocastPass::convertConstant(ConstantOp constant) {
+  std::shared_ptr<ConstantConversion> &slot = conversions[constant];
+  if (slot)
+    return *slot;
+  slot = std::make_shared<ConstantConversion>();
   ElementsAttr value = constant.getValue();
-  std::vector<float> floats;
+  std::vector<float> denseValues;
+  ArrayRef<float> input;
+  MutableArrayRef<uint16_t> output;
   if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(value)) {
+    // Read the weight in place and convert straight into the new blob.
     if (std::optional<ArrayRef<float>> data = resource.tryGetAsArrayRef())
-      floats.assign(data->begin(), data->end());
-  } else if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    for (float element : dense.getValues<float>())
-      floats.push_back(element);
+      input = *data;
+    slot->blob = HeapAsmResourceBlob::allocate(input.size() * sizeof(uint16_t),
+                                               alignof(uint64_t));
+    output = MutableArrayRef<uint16_t>(
+        reinterpret_cast<uint16_t *>(slot->blob->getMutableData().data()),
+        input.size());
+  } else {
+    for (float element : cast<DenseElementsAttr>(value).getValues<float>())
+      denseValues.push_back(element);
+    input = denseValues;
+    slot->bits.resize(input.size());
+    output = slot->bits;
   }
-  std::vector<uint16_t> scratch(floats.size());
-  stats = convertFloats(floats, scratch, lowKind, /*clampToFinite=*/false);
-  return constantStats[constant] = stats;
+  slot->stats = convertFloats(input, output, lowKind, clampConstants);
+  return *slot;
 }
 
 /// Whether converting a constant with these statistics loses it: any value
@@ -313,7 +335,7 @@ void AutocastPass::classifyNodes(const AutocastPolicy &policy) {
       if (!constant || !isF32Tensor(constant.getType()) ||
           !node.precision.isPrecisionOperand(operand.getOperandNumber()))
         continue;
-      const ConversionStats &stats = getConstantStats(constant);
+      const ConversionStats &stats = convertConstant(constant).stats;
       int64_t numElements = getStaticElementCount(constant.getType());
       if (!losesValues(stats, numElements, clampConstants))
         continue;
@@ -522,20 +544,8 @@ Value AutocastPass::getConvertedConstant(ConstantOp constant) {
   OpBuilder builder(constant);
   builder.setInsertionPointAfter(constant);
   auto type = withElementType(constant.getType(), lowType);
-  ElementsAttr value = constant.getValue();
-  std::vector<float> floats;
-  StringRef resourceName;
-  if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(value)) {
-    std::optional<ArrayRef<float>> data = resource.tryGetAsArrayRef();
-    if (data)
-      floats.assign(data->begin(), data->end());
-    resourceName = resource.getRawHandle().getKey();
-  } else {
-    for (float element : cast<DenseElementsAttr>(value).getValues<float>())
-      floats.push_back(element);
-  }
-  std::vector<uint16_t> bits(floats.size());
-  ConversionStats stats = convertFloats(floats, bits, lowKind, clampConstants);
+  ConstantConversion &conversion = convertConstant(constant);
+  const ConversionStats &stats = conversion.stats;
   if (stats.overflowed) {
     ++numClampedConstants;
     constant.emitWarning() << "amp-autocast: clamped " << stats.overflowed
@@ -544,24 +554,23 @@ Value AutocastPass::getConvertedConstant(ConstantOp constant) {
                            << " (max |x| = " << stats.maxAbs << ")";
   }
   ElementsAttr converted;
-  if (!resourceName.empty()) {
-    ArrayRef<char> bytes(reinterpret_cast<const char *>(bits.data()),
-                         bits.size() * sizeof(uint16_t));
+  if (conversion.blob) {
+    auto resource = cast<DenseResourceElementsAttr>(constant.getValue());
     auto &manager =
         DenseResourceElementsHandle::getManagerInterface(constant.getContext());
     std::string typeName;
     llvm::raw_string_ostream(typeName) << lowType;
-    DenseResourceElementsHandle handle =
-        manager.insert((resourceName + "_" + typeName).str(),
-                       HeapAsmResourceBlob::allocateAndCopyWithAlign(
-                           bytes, alignof(uint64_t)));
+    DenseResourceElementsHandle handle = manager.insert(
+        (resource.getRawHandle().getKey() + "_" + typeName).str(),
+        std::move(*conversion.blob));
+    conversion.blob.reset();
     converted = DenseResourceElementsAttr::get(type, handle);
   } else {
     const llvm::fltSemantics &semantics = lowKind == LowFloatKind::F16
                                               ? llvm::APFloat::IEEEhalf()
                                               : llvm::APFloat::BFloat();
     SmallVector<APFloat> values;
-    for (uint16_t element : bits)
+    for (uint16_t element : conversion.bits)
       values.emplace_back(semantics, APInt(16, element));
     converted = DenseElementsAttr::get(type, values);
   }
@@ -780,6 +789,15 @@ void AutocastPass::writeOutputs() {
 
 void AutocastPass::runOnOperation() {
   MLIRContext *context = &getContext();
+  // A pass instance may run more than once: start from a clean state.
+  nodes.clear();
+  nodeIndex.clear();
+  allOps.clear();
+  lowValues.clear();
+  casts.clear();
+  convertedConstants.clear();
+  conversions.clear();
+  numCasts = numConvertedConstants = numClampedConstants = 0;
   if (llvm::Error err = checkTypeAndLevel(type, optLevel)) {
     getOperation().emitError()
         << "amp-autocast: " << llvm::toString(std::move(err));

@@ -105,6 +105,31 @@ TEST(FloatConversion, MatchesAPFloatOnRandomBits) {
     expectSame(floatFromBits(rng()));
 }
 
+// The bulk converter (branch-free, vectorised) equals the scalar one.
+TEST(FloatConversion, BulkEqualsScalar) {
+  std::mt19937 rng(99);
+  std::vector<float> input;
+  for (uint32_t exponent = 0; exponent < 256; ++exponent)
+    for (uint32_t low = 0; low < 0x2000; low += 7)
+      for (uint32_t sign : {0u, 1u})
+        input.push_back(floatFromBits((sign << 31) | (exponent << 23) |
+                                      (rng() & 0x7fe000) | low));
+  for (int i = 0; i < 1000000; ++i)
+    input.push_back(floatFromBits(rng()));
+  std::vector<uint16_t> half(input.size()), bf16(input.size());
+  convertFloats(input, half, LowFloatKind::F16, false);
+  convertFloats(input, bf16, LowFloatKind::BF16, false);
+  for (size_t i = 0; i < input.size(); ++i) {
+    if (std::isnan(input[i])) {
+      ASSERT_TRUE(isNaNHalf(half[i]));
+      ASSERT_TRUE(isNaNBFloat(bf16[i]));
+      continue;
+    }
+    ASSERT_EQ(half[i], floatToHalfBits(input[i])) << input[i];
+    ASSERT_EQ(bf16[i], floatToBFloat16Bits(input[i])) << input[i];
+  }
+}
+
 TEST(FloatConversion, SpecialValues) {
   const float inf = std::numeric_limits<float>::infinity();
   EXPECT_EQ(floatToHalfBits(inf), 0x7c00);

@@ -281,6 +281,7 @@ static LogicalResult runAmpJob(StringRef inputFilename,
                  OpPassManager::Nesting::Implicit);
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
+  applyDefaultTimingPassManagerCLOptions(pm); // --mlir-timing
   // The report and dot files are written under temporary names and renamed
   // only when the whole job succeeds.
   amp::AmpAutocastOptions autocastOptions = getAutocastOptions();
