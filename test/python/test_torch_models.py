@@ -64,6 +64,14 @@ def _check_import(amp_opt, model_path, tmp_path):
     assert "amp.shape " not in text, f"{model_path}: shape arithmetic left"
     signature = re.search(r"func\.func @main\((.*)\) -> \((.*)\) \{", text)
     assert signature and "?" not in signature.group(0), f"{model_path}: dynamic signature"
+    # Autocast ran (default pipeline): casts only at precision boundaries,
+    # i.e. never a cast of a cast, and one cast per (value, type).
+    casts = re.findall(r"(%[\w#]+) = amp\.cast (%[\w#]+) \{to = (\w+)\}", text)
+    cast_results = {result for result, _, _ in casts}
+    assert not [c for c in casts if c[1] in cast_results], f"{model_path}: cast of a cast"
+    pairs = [(operand, to) for _, operand, to in casts]
+    assert len(pairs) == len(set(pairs)), f"{model_path}: duplicate casts"
+    assert "f16" in text, f"{model_path}: nothing ran in fp16"
 
 
 @pytest.mark.parametrize("opset", (13, 17))
