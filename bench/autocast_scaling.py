@@ -20,7 +20,11 @@ in fresh processes (median of ``--runs``) in three configurations:
 The autocast share is (full - level 0) / full. Prints a markdown table with
 seconds per 10k nodes, so linear growth shows as a flat column, then the
 goals: linear growth and 100k nodes through import + autocast in under 2 s.
-Graphs are written to a temporary folder and deleted afterwards.
+If amp-opt prints an MLIR ``--mlir-timing`` report for the ONNX pipeline,
+``--runs`` more full runs with ``--mlir-timing`` give a second table: the
+median seconds of each pass, and the rest of the wall time (process start,
+import, writing). Graphs are written to a temporary folder and deleted
+afterwards.
 
     python3 bench/autocast_scaling.py [--amp-opt build/bin/amp-opt] [--runs 3]
 """
@@ -114,6 +118,39 @@ def transformer_model(num_nodes, width, seed=0):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+TIMING_RE = re.compile(r"^\s*([\d.]+) \(\s*[\d.]+%\)\s+(\S.*?)\s*$")
+
+
+def pass_timings(amp_opt, path, out, runs):
+    """Median seconds per pass from ``--mlir-timing`` (None without a report).
+
+    Returns ``(names, medians, wall median)``; repeated pass names get a
+    ``#2`` suffix in pipeline order.
+    """
+    samples, walls, names = [], [], None
+    for _ in range(runs):
+        start = time.perf_counter()
+        proc = subprocess.run([amp_opt, path, "-o", out, "--emit-bytecode", "--mlir-timing"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        walls.append(time.perf_counter() - start)
+        if proc.returncode != 0 or "Execution time report" not in proc.stderr:
+            return None
+        seen, row = {}, {}
+        for line in proc.stderr.split("Execution time report", 1)[1].splitlines():
+            match = TIMING_RE.match(line)
+            if not match or match.group(2).startswith("(A)"):
+                continue
+            name = match.group(2)
+            seen[name] = seen.get(name, 0) + 1
+            if seen[name] > 1:
+                name = f"{name} #{seen[name]}"
+            row[name] = float(match.group(1))
+        names = names or list(row)
+        samples.append(row)
+    medians = {n: statistics.median(r.get(n, 0.0) for r in samples) for n in names}
+    return names, medians, statistics.median(walls)
+
+
 SUMMARY_RE = re.compile(r"amp-autocast: .*?(\d+) casts.*?([\d.]+)% of FLOPs")
 
 
@@ -179,6 +216,7 @@ def main(argv=None):
             lvl0, _, _ = run_amp(args.amp_opt, path, out, ["--amp-opt-level=0"], args.runs)
             full, full_rss, err = run_amp(args.amp_opt, path, out, [], args.runs)
             match = SUMMARY_RE.search(err)
+            timings = pass_timings(args.amp_opt, path, out, args.runs)
             rows.append({
                 "nodes": nodes,
                 "file_mb": os.path.getsize(path) / 1e6,
@@ -191,6 +229,8 @@ def main(argv=None):
                 "full_rss_mb": full_rss,
                 "casts": int(match.group(1)) if match else None,
                 "f16_flops_percent": float(match.group(2)) if match else None,
+                "pass_timings": None if timings is None else {
+                    "passes": timings[1], "wall_s": timings[2]},
             })
             os.remove(path)
 
@@ -206,6 +246,19 @@ def main(argv=None):
               f"| {r['import_s'] * per:.3f} | {r['full_s']:.2f} | {r['full_s'] * per:.3f} "
               f"| {r['autocast_s']:.2f} | {100 * r['autocast_share']:.0f}% "
               f"| {r['full_rss_mb']:.0f} | {r['casts']} | {f16} |")
+
+    timed = [r for r in rows if r["pass_timings"]]
+    if timed:
+        names = [n for n in timed[0]["pass_timings"]["passes"] if n != "Total"]
+        print("\nPer pass (`--mlir-timing`, median of the same number of runs), seconds:\n")
+        print("| ONNX nodes | " + " | ".join(names) + " | passes total "
+              "| wall | wall - passes (start, import, writing) |")
+        print("|---:|" + "---:|" * (len(names) + 3))
+        for r in timed:
+            t = r["pass_timings"]
+            total = t["passes"].get("Total", sum(t["passes"][n] for n in names))
+            print(f"| {r['nodes']} | " + " | ".join(f"{t['passes'][n]:.2f}" for n in names)
+                  + f" | {total:.2f} | {t['wall_s']:.2f} | {t['wall_s'] - total:.2f} |")
 
     print(f"\nGoals: time grows linearly; ~100k nodes through import + autocast "
           f"< {GOAL_100K_SECONDS:g} s.")

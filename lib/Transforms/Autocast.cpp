@@ -366,27 +366,45 @@ void AutocastPass::propagate() {
            nodes[i].cls == PrecisionClass::Clear;
   };
 
+  // Breadth-first search from the nodes where `isSeed` holds, forwards
+  // and/or backwards, into nodes `canEnter` accepts. Returns, per node, the
+  // seed it was reached from (-1: not reached; a seed maps to itself).
+  auto spread = [&](auto isSeed, bool forward, bool backward, auto canEnter) {
+    std::vector<int> source(n, -1);
+    std::deque<unsigned> work;
+    for (unsigned i = 0; i < n; ++i)
+      if (isSeed(i)) {
+        source[i] = i;
+        work.push_back(i);
+      }
+    auto visit = [&](unsigned from, unsigned to) {
+      if (source[to] >= 0 || !canEnter(to))
+        return;
+      source[to] = source[from];
+      work.push_back(to);
+    };
+    while (!work.empty()) {
+      unsigned i = work.front();
+      work.pop_front();
+      if (forward)
+        for (unsigned j : nodes[i].succs)
+          visit(i, j);
+      if (backward)
+        for (unsigned j : nodes[i].preds)
+          visit(i, j);
+    }
+    return source;
+  };
+  auto isAllow = [&](unsigned i) { return nodes[i].allow; };
+
   // 1. Deny spreads forward through infer and clear ops. Every infer op
   //    reached is denied; a clear op reached is denied only if it leads on
   //    to a denied op or a reached infer op (otherwise it can still go low
   //    next to an allow op).
-  std::vector<int> denySource(n, -1);
   {
-    std::deque<unsigned> work;
-    for (unsigned i = 0; i < n; ++i)
-      if (nodes[i].deny) {
-        denySource[i] = i;
-        work.push_back(i);
-      }
-    while (!work.empty()) {
-      unsigned i = work.front();
-      work.pop_front();
-      for (unsigned s : nodes[i].succs)
-        if (denySource[s] < 0 && isInferOrClear(s)) {
-          denySource[s] = denySource[i];
-          work.push_back(s);
-        }
-    }
+    std::vector<int> denySource =
+        spread([&](unsigned i) { return nodes[i].deny; }, /*forward=*/true,
+               /*backward=*/false, isInferOrClear);
     // Node indices follow a pre-order walk, a topological order: visit
     // consumers before producers.
     for (unsigned i = n; i-- > 0;) {
@@ -405,28 +423,12 @@ void AutocastPass::propagate() {
   }
 
   // 2. Infer and clear ops on a path between two allow ops become allow.
-  auto reach = [&](bool forward) {
-    std::vector<int> source(n, -1);
-    std::deque<unsigned> work;
-    for (unsigned i = 0; i < n; ++i)
-      if (nodes[i].allow) {
-        source[i] = i;
-        work.push_back(i);
-      }
-    while (!work.empty()) {
-      unsigned i = work.front();
-      work.pop_front();
-      for (unsigned j : forward ? nodes[i].succs : nodes[i].preds)
-        if (source[j] < 0 && isInferOrClear(j) && !nodes[j].deny) {
-          source[j] = source[i];
-          work.push_back(j);
-        }
-    }
-    return source;
-  };
   {
-    std::vector<int> fromAllow = reach(/*forward=*/true);
-    std::vector<int> toAllow = reach(/*forward=*/false);
+    auto canEnter = [&](unsigned j) {
+      return isInferOrClear(j) && !nodes[j].deny;
+    };
+    std::vector<int> fromAllow = spread(isAllow, true, false, canEnter);
+    std::vector<int> toAllow = spread(isAllow, false, true, canEnter);
     for (unsigned i = 0; i < n; ++i) {
       Node &node = nodes[i];
       if (node.allow || node.deny || fromAllow[i] < 0 || toAllow[i] < 0)
@@ -439,30 +441,15 @@ void AutocastPass::propagate() {
 
   // 3. Allow spreads through clear ops, in both directions.
   {
-    std::deque<unsigned> work;
-    std::vector<int> source(n, -1);
-    for (unsigned i = 0; i < n; ++i)
-      if (nodes[i].allow) {
-        source[i] = i;
-        work.push_back(i);
-      }
-    while (!work.empty()) {
-      unsigned i = work.front();
-      work.pop_front();
-      auto visit = [&](unsigned j) {
-        Node &next = nodes[j];
-        if (next.allow || next.deny || next.cls != PrecisionClass::Clear)
-          return;
-        next.allow = true;
-        source[j] = source[i];
-        next.reason =
-            "clear op next to allow op '" + nodes[source[i]].name + "'";
-        work.push_back(j);
-      };
-      for (unsigned j : nodes[i].succs)
-        visit(j);
-      for (unsigned j : nodes[i].preds)
-        visit(j);
+    std::vector<int> source = spread(isAllow, true, true, [&](unsigned j) {
+      return nodes[j].cls == PrecisionClass::Clear && !nodes[j].deny;
+    });
+    for (unsigned i = 0; i < n; ++i) {
+      Node &node = nodes[i];
+      if (node.allow || source[i] < 0)
+        continue;
+      node.allow = true;
+      node.reason = "clear op connected to allow op '" + nodes[source[i]].name + "'";
     }
   }
 

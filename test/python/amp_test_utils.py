@@ -137,3 +137,16 @@ def outer_values_used(region_text):
         operands = line.split("=", 1)[1] if _DEF_RE.search(line) else line
         used.update(_USE_RE.findall(operands.split(":", 1)[0]))
     return used - defined_values(region_text)
+
+
+DEBIAN_PYTHON = "/usr/bin/python3"
+
+
+def has_debian_torch():
+    """Whether Debian's python3-torch and python3-torchvision are installed
+    (the torch model exports run under /usr/bin/python3)."""
+    if not os.path.exists(DEBIAN_PYTHON):
+        return False
+    probe = subprocess.run([DEBIAN_PYTHON, "-c", "import torch, torchvision"],
+                           capture_output=True)
+    return probe.returncode == 0

@@ -79,6 +79,8 @@ import subprocess
 import numpy as np
 import onnx
 import pytest
+
+from amp_test_utils import has_debian_torch
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
@@ -1028,15 +1030,9 @@ REAL_BOUNDS = {"resnet18": 1e-3, "mobilenet_v2": 2.5e-3, "efficientnet_b0": 3e-3
 EXPOSE_HEAD_INPUT = {"vit_b_16"}
 
 
-def _has_torch():
-    if not os.path.exists(DEBIAN_PYTHON):
-        return False
-    probe = subprocess.run([DEBIAN_PYTHON, "-c", "import torch, torchvision"],
-                           capture_output=True)
-    return probe.returncode == 0
 
 
-real_model = pytest.mark.skipif(not _has_torch(),
+real_model = pytest.mark.skipif(not has_debian_torch(),
                                 reason="Debian python3-torch/torchvision not installed")
 
 

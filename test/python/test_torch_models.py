@@ -14,6 +14,8 @@ import subprocess
 
 import pytest
 
+from amp_test_utils import has_debian_torch
+
 from amp_testmodels import upgrade_opset
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -28,17 +30,11 @@ CONVERTED = ("resnet18", "mobilenet_v3_small", "swin_t", "bert_encoder",
              "gpt2_decoder", "mlp_logsoftmax")
 
 
-def _has_torch():
-    if not os.path.exists(DEBIAN_PYTHON):
-        return False
-    probe = subprocess.run([DEBIAN_PYTHON, "-c", "import torch, torchvision"],
-                           capture_output=True)
-    return probe.returncode == 0
 
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not _has_torch(), reason="Debian python3-torch/torchvision not installed"),
+    pytest.mark.skipif(not has_debian_torch(), reason="Debian python3-torch/torchvision not installed"),
 ]
 
 
