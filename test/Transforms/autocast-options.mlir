@@ -7,6 +7,8 @@
 // RUN: amp-opt %s -amp-autocast="fp32-accumulate=false" | FileCheck %s --check-prefix=NOACC
 // RUN: amp-opt %s -amp-autocast="keep-io-types=false" | FileCheck %s --check-prefix=IO
 // RUN: amp-opt %s -amp-autocast="allow=Exp deny=Gelu unlist=Softmax" | FileCheck %s --check-prefix=LISTS
+// RUN: amp-opt %s -amp-autocast="infer=Exp" | FileCheck %s --check-prefix=INFER
+// RUN: amp-opt %s -amp-autocast="clear=MatMul" | FileCheck %s --check-prefix=CLEAR
 // RUN: amp-opt %s -amp-autocast="node-rules=proj=deny,block/.*/exp=allow" | FileCheck %s --check-prefix=NODES
 // RUN: amp-opt %s -amp-autocast="clamp-constants=true" 2>&1 | FileCheck %s --check-prefix=CLAMP
 // RUN: amp-opt %s -amp-autocast="report=%t.json dot=%t.dot summary=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SUMMARY
@@ -51,6 +53,14 @@
 // LISTS: amp.gelu {{.*}} -> tensor<2x8xf32>
 // LISTS: amp.exp {{.*}} : (tensor<2x8xf16>) -> tensor<2x8xf16>
 // LISTS: amp.softmax {{.*}} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+
+// Exp moved to infer follows the f16 Gelu.
+// INFER-LABEL: func.func @block
+// INFER: amp.exp {{.*}} : (tensor<2x8xf16>) -> tensor<2x8xf16>
+
+// MatMul moved to clear has no allow op to follow: nothing goes low.
+// CLEAR-LABEL: func.func @block
+// CLEAR-NOT: f16
 
 // Node rules by exact name (as a regex) and by pattern.
 // NODES-LABEL: func.func @block
