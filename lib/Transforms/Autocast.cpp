@@ -449,7 +449,47 @@ void AutocastPass::propagate() {
       if (node.allow || source[i] < 0)
         continue;
       node.allow = true;
-      node.reason = "clear op connected to allow op '" + nodes[source[i]].name + "'";
+      node.reason =
+          "clear op connected to allow op '" + nodes[source[i]].name + "'";
+    }
+  }
+
+  // 3b. A subgraph computed from weights only (every float input is a
+  //     constant or the output of such an op) runs in the precision of the
+  //     allow op it feeds: GPT-2's token-embedding Gather, position Add and
+  //     first LayerNorm go low with the MatMul after them, and the embedding
+  //     table is stored in fp16.
+  {
+    std::vector<bool> fromWeights(n, false);
+    for (unsigned i = 0; i < n; ++i) {
+      Node &node = nodes[i];
+      if (node.allow || node.deny || !isInferOrClear(i))
+        continue;
+      bool any = false, all = true;
+      for (OpOperand &operand : node.op->getOpOperands()) {
+        Value value = operand.get();
+        if (!node.precision.isPrecisionOperand(operand.getOperandNumber()) ||
+            !isF32Tensor(value.getType()))
+          continue;
+        any = true;
+        if (value.getDefiningOp<ConstantOp>())
+          continue;
+        auto it = nodeIndex.find(value.getDefiningOp());
+        all &= it != nodeIndex.end() && fromWeights[it->second];
+      }
+      fromWeights[i] = any && all;
+    }
+    std::vector<int> source = spread(isAllow, /*forward=*/false,
+                                     /*backward=*/true, [&](unsigned j) {
+                                       return fromWeights[j] && !nodes[j].allow;
+                                     });
+    for (unsigned i = 0; i < n; ++i) {
+      Node &node = nodes[i];
+      if (node.allow || source[i] < 0)
+        continue;
+      node.allow = true;
+      node.reason = "computed from weights only, feeds allow op '" +
+                    nodes[source[i]].name + "'";
     }
   }
 

@@ -221,3 +221,28 @@ func.func @untouched(%i: tensor<4xi64>, %d: tensor<2x2xf64>, %x: tensor<2x2xf32>
   %c = amp.cast %m {to = i32} : (tensor<2x2xf32>) -> tensor<2x2xi32>
   return %a, %b, %c : tensor<4xi64>, tensor<2x2xf64>, tensor<2x2xi32>
 }
+
+// -----
+
+// Rule 3b: ops computed from weights only (an embedding Gather, a position
+// Add, a LayerNorm with constant scale) go low with the allow op they feed;
+// the embedding table is converted at compile time, no cast at all before
+// the MatMul.
+// CHECK-LABEL: func.func @weights_only_subgraph
+// CHECK-NOT: amp.cast
+// CHECK: %[[G:.*]] = amp.gather %{{.*}}, %{{.*}} : (tensor<8x4xf16>, tensor<2xi64>) -> tensor<2x4xf16>
+// CHECK: %[[A:.*]] = amp.add %[[G]], %{{.*}} : (tensor<2x4xf16>, tensor<2x4xf16>) -> tensor<2x4xf16>
+// CHECK: amp.layer_normalization %[[A]], {{.*}} -> (tensor<2x4xf16>, tensor<2x1xf32>, tensor<2x1xf32>)
+// CHECK: amp.matmul {{.*}} -> tensor<2x4xf16>
+func.func @weights_only_subgraph(%ids: tensor<2xi64>) -> tensor<2x4xf32> {
+  %table = amp.constant dense<[[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0]]> : tensor<8x4xf32>
+  %pos = amp.constant dense<0.5> : tensor<2x4xf32>
+  %gamma = amp.constant dense<1.0> : tensor<4xf32>
+  %beta = amp.constant dense<0.0> : tensor<4xf32>
+  %w = amp.constant dense<0.25> : tensor<4x4xf32>
+  %g = amp.gather %table, %ids : (tensor<8x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  %a = amp.add %g, %pos : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %n, %mean, %inv = amp.layer_normalization %a, %gamma, %beta : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
+  %m = amp.matmul %n, %w : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  return %m : tensor<2x4xf32>
+}

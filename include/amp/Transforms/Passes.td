@@ -21,7 +21,8 @@ def AmpAutocast : Pass<"amp-autocast", "::mlir::ModuleOp"> {
        from a deny op is denied, and so is a clear op on such a path that
        leads on to a denied op;
     2. infer and clear ops on a path between two allow ops become allow;
-    3. allow spreads through clear ops (both directions);
+    3. allow spreads through clear ops (both directions), and backwards
+       into ops computed from weights only;
     4. an infer or clear op with a low-precision input and no input from a
        denied op follows its low-precision inputs.
 
