@@ -317,7 +317,7 @@ static LogicalResult runAmpJob(StringRef inputFilename,
     pm.addPass(createCSEPass());
     pm.addPass(amp::createAmpAutocast(autocastOptions));
     // Cast cleanup: exact cast chains fold, dead f32 weights go.
-    pm.addPass(createCanonicalizerPass(cleanup));
+    pm.addPass(amp::createAmpCastCleanup());
   }
   if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)) ||
       failed(verify(*module)))

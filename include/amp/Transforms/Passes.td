@@ -80,4 +80,17 @@ def AmpAutocast : Pass<"amp-autocast", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::amp::AmpDialect"];
 }
 
+def AmpCastCleanup : Pass<"amp-cast-cleanup", "::mlir::ModuleOp"> {
+  let summary = "Fold cast chains and erase unused constants after autocast";
+  let description = [{
+    The clean-up after `amp-autocast`: folds every `amp.cast` that can fold
+    (exact chains such as f16 -> f32 -> f16 become one cast or none; lossy
+    chains stay), erases casts and constants left without users (the fp32
+    originals of weights converted to fp16). It visits only casts and
+    constants, so it costs far less than a full canonicalization on large
+    graphs.
+  }];
+  let dependentDialects = ["::mlir::amp::AmpDialect"];
+}
+
 #endif // AMP_TRANSFORMS_PASSES_TD
