@@ -601,11 +601,10 @@ Value AutocastPass::getConvertedConstant(ConstantOp constant) {
       values.emplace_back(semantics, APInt(16, element));
     converted = DenseElementsAttr::get(type, values);
   }
-  std::string typeName;
-  llvm::raw_string_ostream(typeName) << lowType;
-  Location loc =
-      NameLoc::get(builder.getStringAttr(valueName(constant) + "_" + typeName),
-                   constant.getLoc());
+  // The converted constant keeps the original's location: the weight's name
+  // lives on in its resource key (`<name>_f16`), which reports and the ONNX
+  // writer use; a new NameLoc per weight is measurable on 100k-op graphs.
+  Location loc = constant.getLoc();
   auto result = builder.create<ConstantOp>(loc, type, converted).getResult();
   ++numConvertedConstants;
   return convertedConstants[constant] = result;
