@@ -666,6 +666,8 @@ void AutocastPass::rewrite() {
 //===----------------------------------------------------------------------===//
 
 void AutocastPass::writeOutputs() {
+  if (!printSummary && reportFile.empty() && dotFile.empty())
+    return;
   std::string lowName;
   llvm::raw_string_ostream(lowName) << lowType;
   // Per-op records: every amp op except structural ones.
