@@ -83,3 +83,35 @@ def test_initializer_over_2gib_bytecode_header(amp_opt, large_model, tmp_path):
     assert proc.returncode == 0, stderr
     assert head == MLIR_BYTECODE_MAGIC
     assert size > BYTES
+
+
+@pytest.mark.slow
+def test_export_over_2gib_uses_external_data(amp_opt, large_model, tmp_path):
+    """Written back as ONNX (fp32, no autocast), the > 2 GiB weight goes to
+    ``OUT.data`` automatically: the model file stays small, the tensor's
+    external-data entry points at the right bytes, and the checker accepts
+    the model."""
+    out = tmp_path / "out.onnx"
+    proc = amp_opt.run(large_model, "--amp-opt-level=0", "-o", out, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    data = tmp_path / "out.onnx.data"
+    try:
+        assert out.stat().st_size < 4096
+        model = onnx.load(str(out), load_external_data=False)
+        (tensor,) = model.graph.initializer
+        assert tensor.data_location == TensorProto.EXTERNAL
+        entries = {e.key: e.value for e in tensor.external_data}
+        assert entries["location"] == "out.onnx.data"
+        offset, length = int(entries["offset"]), int(entries["length"])
+        assert length == BYTES and data.stat().st_size == offset + length
+        with open(data, "rb") as f:
+            f.seek(offset)
+            head = np.frombuffer(f.read(16), dtype=np.float32)
+            f.seek(offset + length - 16)
+            tail = np.frombuffer(f.read(16), dtype=np.float32)
+        np.testing.assert_array_equal(head, [1.0, 2.0, 3.0, 4.0])
+        np.testing.assert_array_equal(tail, [-1.0, -2.0, -3.0, -4.0])
+        onnx.checker.check_model(str(out))
+    finally:
+        if data.exists():
+            os.remove(data)

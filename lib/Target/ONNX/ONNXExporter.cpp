@@ -26,6 +26,8 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::amp;
 using llvm::SmallVector;
@@ -120,12 +122,17 @@ private:
   LogicalResult exportConstant(ConstantOp op, onnx::GraphProto &graph);
   LogicalResult convertAttribute(Operation *op, StringRef name, Attribute attr,
                                  onnx::AttributeProto &proto);
+  /// Fills `tensor` from `attr`. With `deferred`, the bytes of a
+  /// dense_resource weight are not copied into the proto but returned there,
+  /// to be written once: inline or straight into the external-data file.
   LogicalResult fillTensor(Operation *op, ElementsAttr attr,
-                           onnx::TensorProto &tensor);
+                           onnx::TensorProto &tensor,
+                           std::optional<ArrayRef<char>> *deferred = nullptr);
   LogicalResult downgradeForOpset(Operation *op, onnx::NodeProto &node);
   void setValueInfo(onnx::ValueInfoProto &info, StringRef name, Type type);
-  LogicalResult moveToExternalData(StringRef modelPath,
-                                   std::unique_ptr<llvm::ToolOutputFile> &data);
+  LogicalResult
+  placeInitializerData(StringRef modelPath,
+                       std::unique_ptr<llvm::ToolOutputFile> &data);
 
   std::string uniqueValueName(StringRef base);
   std::string uniqueNodeName(StringRef base);
@@ -137,7 +144,12 @@ private:
   DenseMap<Value, std::string> names;
   llvm::StringSet<> valueNames;
   llvm::StringSet<> nodeNames;
-  SmallVector<onnx::TensorProto *> initializers;
+  struct Initializer {
+    onnx::TensorProto *tensor;
+    /// The weight's bytes when not yet in `tensor` (see fillTensor).
+    std::optional<ArrayRef<char>> deferred;
+  };
+  SmallVector<Initializer> initializers;
 };
 
 } // namespace
@@ -211,8 +223,10 @@ void ONNXExporter::setValueInfo(onnx::ValueInfoProto &info, StringRef name,
   }
 }
 
-LogicalResult ONNXExporter::fillTensor(Operation *op, ElementsAttr attr,
-                                       onnx::TensorProto &tensor) {
+LogicalResult
+ONNXExporter::fillTensor(Operation *op, ElementsAttr attr,
+                         onnx::TensorProto &tensor,
+                         std::optional<ArrayRef<char>> *deferred) {
   auto type = cast<ShapedType>(attr.getType());
   Type elementType = type.getElementType();
   int32_t dataType = toOnnxDataType(elementType);
@@ -230,7 +244,10 @@ LogicalResult ONNXExporter::fillTensor(Operation *op, ElementsAttr attr,
              << resource.getRawHandle().getKey()
              << "' is missing (elided resource)";
     ArrayRef<char> data = blob->getData();
-    tensor.set_raw_data(data.data(), data.size());
+    if (deferred)
+      *deferred = data;
+    else
+      tensor.set_raw_data(data.data(), data.size());
     return success();
   }
   auto dense = dyn_cast<DenseElementsAttr>(attr);
@@ -484,9 +501,10 @@ LogicalResult ONNXExporter::exportConstant(ConstantOp op,
                                            onnx::GraphProto &graph) {
   onnx::TensorProto *tensor = graph.add_initializer();
   tensor->set_name(nameOf(op.getResult()));
-  if (failed(fillTensor(op, op.getValue(), *tensor)))
+  Initializer initializer{tensor, std::nullopt};
+  if (failed(fillTensor(op, op.getValue(), *tensor, &initializer.deferred)))
     return failure();
-  initializers.push_back(tensor);
+  initializers.push_back(initializer);
   return success();
 }
 
@@ -637,30 +655,41 @@ LogicalResult ONNXExporter::exportFunction(func::FuncOp func,
   return exportBlock(entry, graph, returnOp.getOperands(), outputNames);
 }
 
-LogicalResult
-ONNXExporter::moveToExternalData(StringRef modelPath,
-                                 std::unique_ptr<llvm::ToolOutputFile> &data) {
+LogicalResult ONNXExporter::placeInitializerData(
+    StringRef modelPath, std::unique_ptr<llvm::ToolOutputFile> &data) {
+  auto bytesOf = [](const Initializer &init) -> ArrayRef<char> {
+    if (init.deferred)
+      return *init.deferred;
+    const std::string &raw = init.tensor->raw_data();
+    return ArrayRef<char>(raw.data(), raw.size());
+  };
   int64_t total = 0;
-  for (onnx::TensorProto *tensor : initializers)
-    total += tensor->raw_data().size();
+  for (const Initializer &init : initializers)
+    total += bytesOf(init).size();
   bool external = options.externalData || total > 1800LL * 1000 * 1000;
-  if (!external)
-    return success();
-  std::string dataPath = (modelPath + ".data").str();
-  std::string location = llvm::sys::path::filename(dataPath).str();
-  std::string error;
-  data = openOutputFile(dataPath, &error);
-  if (!data)
-    return module.emitError("cannot write '") << dataPath << "': " << error;
+  std::string location;
+  if (external) {
+    std::string dataPath = (modelPath + ".data").str();
+    location = llvm::sys::path::filename(dataPath).str();
+    std::string error;
+    data = openOutputFile(dataPath, &error);
+    if (!data)
+      return module.emitError("cannot write '") << dataPath << "': " << error;
+  }
   int64_t offset = 0;
-  for (onnx::TensorProto *tensor : initializers) {
-    int64_t size = tensor->raw_data().size();
-    if (size < options.externalDataMinBytes)
+  for (Initializer &init : initializers) {
+    ArrayRef<char> bytes = bytesOf(init);
+    onnx::TensorProto *tensor = init.tensor;
+    int64_t size = bytes.size();
+    if (!external || size < options.externalDataMinBytes) {
+      if (init.deferred)
+        tensor->set_raw_data(bytes.data(), bytes.size());
       continue;
+    }
     // Page-align each tensor so that readers can map it.
     int64_t aligned = (offset + 4095) / 4096 * 4096;
     data->os().write_zeros(aligned - offset);
-    data->os() << tensor->raw_data();
+    data->os().write(bytes.data(), bytes.size());
     tensor->clear_raw_data();
     tensor->set_data_location(onnx::TensorProto::EXTERNAL);
     auto addEntry = [&](StringRef key, const std::string &value) {
@@ -737,7 +766,7 @@ LogicalResult ONNXExporter::run(StringRef path) {
     return failure();
 
   std::unique_ptr<llvm::ToolOutputFile> data;
-  if (failed(moveToExternalData(path, data)))
+  if (failed(placeInitializerData(path, data)))
     return failure();
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(path, &error);
