@@ -86,7 +86,8 @@ def AmpCastCleanup : Pass<"amp-cast-cleanup", "::mlir::ModuleOp"> {
     The clean-up after `amp-autocast`: folds every `amp.cast` that can fold
     (exact chains such as f16 -> f32 -> f16 become one cast or none; lossy
     chains stay), erases casts and constants left without users (the fp32
-    originals of weights converted to fp16). It visits only casts and
+    originals of weights converted to fp16) and releases the data of those
+    weights. It visits only casts and
     constants, so it costs far less than a full canonicalization on large
     graphs.
   }];

@@ -27,6 +27,8 @@
 #include "onnx/onnx_pb.h"
 
 #include <optional>
+#include <ostream>
+#include <streambuf>
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -81,6 +83,27 @@ static int64_t getMinIrVersion(int64_t opset) {
 }
 
 namespace {
+
+/// A std::streambuf over an llvm::raw_ostream, for protobuf's
+/// SerializeToOstream.
+class RawOstreamBuffer : public std::streambuf {
+public:
+  explicit RawOstreamBuffer(llvm::raw_ostream &os) : os(os) {}
+
+protected:
+  int_type overflow(int_type c) override {
+    if (c != traits_type::eof())
+      os << static_cast<char>(c);
+    return traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char *data, std::streamsize size) override {
+    os.write(data, size);
+    return size;
+  }
+
+private:
+  llvm::raw_ostream &os;
+};
 
 /// First operator versions admitting float16 and bfloat16 (0: none).
 struct FloatTypeSupport {
@@ -772,11 +795,13 @@ LogicalResult ONNXExporter::run(StringRef path) {
   std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(path, &error);
   if (!output)
     return module.emitError("cannot write '") << path << "': " << error;
-  std::string bytes;
-  if (!model.SerializeToString(&bytes))
+  // Serialised straight into the file, without a copy of the whole model
+  // in memory.
+  RawOstreamBuffer buffer(output->os());
+  std::ostream stream(&buffer);
+  if (!model.SerializeToOstream(&stream))
     return module.emitError("cannot serialise the model (over 2 GiB without "
                             "external data?)");
-  output->os() << bytes;
   output->os().flush();
   if (output->os().has_error() || (data && data->os().has_error()))
     return module.emitError("cannot write '") << path << "'";
