@@ -69,6 +69,15 @@ static double einsumFlops(EinsumOp op) {
   return total;
 }
 
+/// 2 * (elements of `perElementOf`) * (weight dims after the first).
+static double convFlops(Value weight, Value perElementOf) {
+  ArrayRef<int64_t> shape = shapeOf(weight);
+  double product = 1;
+  for (int64_t dim : shape.empty() ? shape : shape.drop_front())
+    product *= dimOr1(dim);
+  return 2.0 * getStaticElementCount(perElementOf.getType()) * product;
+}
+
 double mlir::amp::estimateFlops(Operation *op) {
   return llvm::TypeSwitch<Operation *, double>(op)
       .Case([](MatMulOp matmul) {
@@ -78,20 +87,12 @@ double mlir::amp::estimateFlops(Operation *op) {
         return matmulFlops(gemm.getA(), gemm.getY(), gemm.getTransA() != 0);
       })
       .Case([](ConvOp conv) {
-        // 2 * output elements * (C_in / group) * kernel size.
-        ArrayRef<int64_t> weight = shapeOf(conv.getW());
-        double perOutput = 1;
-        for (size_t i = 1; i < weight.size(); ++i)
-          perOutput *= dimOr1(weight[i]);
-        return 2.0 * getStaticElementCount(conv.getY().getType()) * perOutput;
+        // Every output element sums C_in/group * kernel products.
+        return convFlops(conv.getW(), conv.getY());
       })
       .Case([](ConvTransposeOp conv) {
         // Every input element is scattered through C_out/group * kernel.
-        ArrayRef<int64_t> weight = shapeOf(conv.getW());
-        double perInput = 1;
-        for (size_t i = 1; i < weight.size(); ++i)
-          perInput *= dimOr1(weight[i]);
-        return 2.0 * getStaticElementCount(conv.getX().getType()) * perInput;
+        return convFlops(conv.getW(), conv.getX());
       })
       .Case([](EinsumOp einsum) { return einsumFlops(einsum); })
       .Case([](AttentionOp attention) {
