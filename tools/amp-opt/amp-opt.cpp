@@ -15,6 +15,7 @@
 #include "amp/Target/ONNX/ONNXExporter.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
 #include "amp/Transforms/AutocastPolicy.h"
+#include "amp/Conversion/Passes.h"
 #include "amp/Transforms/Passes.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -357,8 +358,10 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerTransformsPasses();
   amp::registerAmpPasses();
+  amp::registerAmpConversionPasses();
+  amp::registerAmpCpuPipeline();
   DialectRegistry registry;
-  amp::registerAllDialects(registry);
+  amp::registerAmpCpuDialects(registry);
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv,

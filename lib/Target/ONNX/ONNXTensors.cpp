@@ -8,7 +8,10 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "amp/Target/ONNX/ONNXImporter.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include <cstring>
 
@@ -251,4 +254,46 @@ onnx_import::convertTensor(MLIRContext *context, onnx::TensorProto &tensor,
   DenseResourceElementsHandle handle =
       manager.insert(resourceKey(tensor.name()), std::move(*blob));
   return cast<ElementsAttr>(DenseResourceElementsAttr::get(type, handle));
+}
+
+llvm::Expected<ONNXTensorData> mlir::amp::readONNXTensorFile(
+    llvm::StringRef path, MLIRContext *context) {
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+  if (!file)
+    return error("cannot read '" + path.str() +
+                 "': " + file.getError().message());
+  onnx::TensorProto tensor;
+  if (!tensor.ParseFromArray((*file)->getBufferStart(),
+                             static_cast<int>((*file)->getBufferSize())))
+    return error("'" + path.str() + "' is not a serialized ONNX TensorProto");
+  ONNXTensorData data;
+  data.name = tensor.name();
+  auto attr = convertTensor(context, tensor,
+                            llvm::sys::path::parent_path(path), 0);
+  if (!attr)
+    return error("'" + path.str() + "': " + llvm::toString(attr.takeError()));
+  auto type = cast<ShapedType>(attr->getType());
+  data.elementType = type.getElementType();
+  data.shape.assign(type.getShape().begin(), type.getShape().end());
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(*attr)) {
+    llvm::ArrayRef<char> bytes = resource.getRawHandle().getBlob()->getData();
+    data.bytes.assign(bytes.begin(), bytes.end());
+  } else if (auto dense = dyn_cast<DenseElementsAttr>(*attr)) {
+    if (data.elementType.isInteger(1)) {
+      for (bool v : dense.getValues<bool>())
+        data.bytes.push_back(v ? 1 : 0);
+    } else {
+      llvm::ArrayRef<char> raw = dense.getRawData();
+      size_t elementBytes = storageBytes(data.elementType);
+      size_t count = static_cast<size_t>(type.getNumElements());
+      if (dense.isSplat()) {
+        for (size_t i = 0; i < count; ++i)
+          data.bytes.insert(data.bytes.end(), raw.begin(),
+                            raw.begin() + elementBytes);
+      } else {
+        data.bytes.assign(raw.begin(), raw.end());
+      }
+    }
+  }
+  return data;
 }

@@ -12,6 +12,10 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
 
 namespace mlir::amp {
 
@@ -40,6 +44,17 @@ OwningOpRef<ModuleOp> importONNXFile(llvm::StringRef path, MLIRContext *context,
 
 /// Returns true if `path` names an ONNX model by its extension.
 bool isONNXFile(llvm::StringRef path);
+
+/// A tensor read from a serialized ONNX TensorProto (`.pb`, as in the ONNX
+/// test data): little-endian bytes, one byte per bool.
+struct ONNXTensorData {
+  std::string name;
+  Type elementType;
+  llvm::SmallVector<int64_t> shape;
+  std::vector<char> bytes;
+};
+llvm::Expected<ONNXTensorData> readONNXTensorFile(llvm::StringRef path,
+                                                  MLIRContext *context);
 
 } // namespace mlir::amp
 

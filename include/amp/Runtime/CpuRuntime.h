@@ -1,0 +1,40 @@
+//===- CpuRuntime.h - C ABI of the amp CPU runtime --------------*- C++ -*-===//
+//
+// Functions called by JIT-compiled amp programs (see
+// amp-linalg-to-runtime-calls). Every memref argument arrives as an
+// unranked memref: its rank and a pointer to the ranked descriptor
+// {allocated, aligned, offset, sizes[rank], strides[rank]}.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_RUNTIME_CPURUNTIME_H
+#define AMP_RUNTIME_CPURUNTIME_H
+
+#include <cstdint>
+
+extern "C" {
+/// C += A x B for rank-2 ([M,K] x [K,N]) or rank-3 (batched) operands;
+/// with `transposeB`, B is given as [.., N, K].
+void amp_cpu_matmul_f32(int64_t rankA, void *a, int64_t rankB, void *b,
+                        int64_t rankC, void *c, int64_t transposeB);
+
+/// Y += conv(X, W) for an already padded X (N, C, spatial...) and W (F,
+/// C/G, kernel...), or the grouped forms X (N, G, C/G, spatial...), W (G,
+/// F/G, C/G, kernel...), Y (N, G, F/G, spatial...). `spatial` (1 to 3)
+/// tells the forms apart.
+void amp_cpu_conv_f32(int64_t rankX, void *x, int64_t rankW, void *w,
+                      int64_t rankY, void *y, int64_t stride0, int64_t stride1,
+                      int64_t stride2, int64_t dilation0, int64_t dilation1,
+                      int64_t dilation2, int64_t spatial);
+}
+
+namespace mlir::amp {
+/// Name/address pairs of the runtime functions, for a JIT symbol map.
+struct RuntimeSymbol {
+  const char *name;
+  void *address;
+};
+const RuntimeSymbol *getCpuRuntimeSymbols(unsigned &count);
+} // namespace mlir::amp
+
+#endif // AMP_RUNTIME_CPURUNTIME_H

@@ -1,0 +1,163 @@
+//===- AmpToLinalg.cpp - the convert-amp-to-linalg pass -------------------===//
+
+#include "LoweringUtils.h"
+#include "amp/Conversion/Passes.h"
+
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_CONVERTAMPTOLINALG
+#include "amp/Conversion/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp;
+using namespace mlir::amp::lowering;
+
+namespace {
+
+/// Unsigned integer tensors become signless; everything else is unchanged.
+class AmpTypeConverter : public TypeConverter {
+public:
+  explicit AmpTypeConverter(MLIRContext *context) {
+    addConversion([](Type type) { return type; });
+    addConversion([context](RankedTensorType type) -> Type {
+      auto intType = dyn_cast<IntegerType>(type.getElementType());
+      if (!intType || intType.isSignless())
+        return type;
+      return type.clone(IntegerType::get(context, intType.getWidth()));
+    });
+    auto materialize = [](OpBuilder &b, Type type, ValueRange inputs,
+                          Location loc) -> std::optional<Value> {
+      if (inputs.size() != 1)
+        return std::nullopt;
+      return b.create<UnrealizedConversionCastOp>(loc, type, inputs)
+          .getResult(0);
+    };
+    addSourceMaterialization(materialize);
+    addTargetMaterialization(materialize);
+    addArgumentMaterialization(materialize);
+  }
+};
+
+/// amp.constant -> arith.constant (unsigned elements reinterpreted as
+/// signless; dense_resource blobs are shared, not copied).
+struct ConstantOpLowering : public OpConversionPattern<amp::ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(amp::ConstantOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    ElementsAttr value = op.getValue();
+    if (type != op.getType()) {
+      if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+        value = dense.bitcast(type.getElementType());
+      } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+        value = DenseResourceElementsAttr::get(type, resource.getRawHandle());
+      } else {
+        return notLowerable(op, "unsupported constant attribute");
+      }
+    }
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, type,
+                                                   cast<TypedAttr>(value));
+    return success();
+  }
+};
+
+struct ConvertAmpToLinalgPass
+    : public amp::impl::ConvertAmpToLinalgBase<ConvertAmpToLinalgPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    AmpTypeConverter converter(context);
+
+    ConversionTarget target(*context);
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, tensor::TensorDialect,
+                           scf::SCFDialect,
+                           bufferization::BufferizationDialect>();
+    target.addIllegalDialect<AmpDialect>();
+    target.addLegalOp<amp::NoneOp, UnrealizedConversionCastOp>();
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
+      return converter.isSignatureLegal(op.getFunctionType()) &&
+             converter.isLegal(&op.getBody());
+    });
+    target.addDynamicallyLegalOp<func::ReturnOp, func::CallOp>(
+        [&](Operation *op) { return converter.isLegal(op); });
+
+    RewritePatternSet patterns(context);
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                   converter);
+    populateReturnOpTypeConversionPattern(patterns, converter);
+    populateCallOpTypeConversionPattern(patterns, converter);
+    patterns.add<ConstantOpLowering>(converter, context);
+    populateElementwisePatterns(converter, patterns);
+    populateReductionAndNNPatterns(converter, patterns);
+    populateDataMovementPatterns(converter, patterns);
+
+    // The conversion driver reports an op without a lowering as "failed to
+    // legalize"; say instead which ONNX operator cannot run, unless a
+    // pattern already said why.
+    struct Failure {
+      Location loc;
+      std::string opName;
+    };
+    SmallVector<Failure> unlowered;
+    llvm::DenseSet<Location> explained;
+    LogicalResult converted = success();
+    {
+      ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
+        std::string message = diag.str();
+        StringRef text(message);
+        if (text.starts_with("failed to legalize operation '")) {
+          StringRef name = text.drop_front(strlen("failed to legalize "
+                                                  "operation '"))
+                               .split('\'')
+                               .first;
+          unlowered.push_back({diag.getLocation(), name.str()});
+          return success();
+        }
+        if (text.contains("not lowerable to the CPU backend"))
+          explained.insert(diag.getLocation());
+        return failure(); // let the next handler print it
+      });
+      converted = applyPartialConversion(module, target, std::move(patterns));
+    }
+    if (failed(converted)) {
+      for (const Failure &failure : unlowered) {
+        if (explained.contains(failure.loc))
+          continue;
+        StringRef onnxName = failure.opName;
+        for (const OnnxOpName &entry : getOnnxOpNames())
+          if (entry.operationName == failure.opName)
+            onnxName = entry.onnxName;
+        emitError(failure.loc)
+            << "ONNX " << onnxName
+            << " is not lowerable to the CPU backend yet (amp-run cannot run "
+               "this model; docs/CpuBackend.md lists the lowered operators)";
+      }
+      if (unlowered.empty() && explained.empty())
+        module.emitError("convert-amp-to-linalg failed");
+      return signalPassFailure();
+    }
+    // The LLVM translation does not know amp's argument and result names.
+    module.walk([](func::FuncOp func) {
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        func.removeArgAttr(i, "amp.name");
+      for (unsigned i = 0; i < func.getNumResults(); ++i)
+        func.removeResultAttr(i, StringAttr::get(func.getContext(),
+                                                 "amp.name"));
+    });
+    // Absent optional operands are no longer used.
+    module.walk([](amp::NoneOp op) {
+      if (op->use_empty())
+        op->erase();
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,414 @@
+//===- LoweringUtils.cpp - helpers shared by the amp -> linalg patterns ---===//
+
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir::amp::lowering {
+
+bool isLowPrecisionFloat(Type type) {
+  return isa<Float16Type, BFloat16Type>(type);
+}
+
+Type getComputeType(Type storage) {
+  if (isLowPrecisionFloat(storage))
+    return Float32Type::get(storage.getContext());
+  return storage;
+}
+
+bool isUnsignedInt(Type type) {
+  auto intType = dyn_cast<IntegerType>(type);
+  return intType && intType.isUnsigned();
+}
+
+Type elementTypeOf(Value value) {
+  return cast<ShapedType>(value.getType()).getElementType();
+}
+
+bool isNone(Value value) { return !value || isa<NoneType>(value.getType()); }
+
+Value constantScalar(OpBuilder &b, Location loc, Type type, double value) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(floatType, value));
+  if (type.isIndex())
+    return b.create<arith::ConstantIndexOp>(loc, static_cast<int64_t>(value));
+  auto intType = cast<IntegerType>(type);
+  APInt bits(intType.getWidth(), static_cast<int64_t>(value),
+             /*isSigned=*/true);
+  if (intType.getWidth() == 1)
+    bits = APInt(1, value != 0);
+  return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(intType, bits));
+}
+
+static Value extremeValue(OpBuilder &b, Location loc, Type type,
+                          bool isUnsigned, bool lowest) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return b.create<arith::ConstantOp>(
+        loc, b.getFloatAttr(floatType, APFloat::getInf(
+                                           floatType.getFloatSemantics(),
+                                           /*Negative=*/lowest)));
+  unsigned width = type.getIntOrFloatBitWidth();
+  APInt bits = isUnsigned ? (lowest ? APInt::getMinValue(width)
+                                    : APInt::getMaxValue(width))
+                          : (lowest ? APInt::getSignedMinValue(width)
+                                    : APInt::getSignedMaxValue(width));
+  return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(type, bits));
+}
+
+Value lowestValue(OpBuilder &b, Location loc, Type type, bool isUnsigned) {
+  return extremeValue(b, loc, type, isUnsigned, /*lowest=*/true);
+}
+Value highestValue(OpBuilder &b, Location loc, Type type, bool isUnsigned) {
+  return extremeValue(b, loc, type, isUnsigned, /*lowest=*/false);
+}
+
+Value convertScalar(OpBuilder &b, Location loc, Value value, Type to,
+                    bool fromUnsigned, bool toUnsigned) {
+  Type from = value.getType();
+  if (from == to)
+    return value;
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (to.isInteger(1)) {
+    Value zero = constantScalar(b, loc, from, 0);
+    if (fromFloat)
+      return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, value,
+                                     zero);
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, value, zero);
+  }
+  if (fromFloat && toFloat) {
+    if (fromFloat.getWidth() < toFloat.getWidth())
+      return b.create<arith::ExtFOp>(loc, to, value);
+    if (fromFloat.getWidth() > toFloat.getWidth()) {
+      // f64 -> bf16 goes through f32 (the bf16 expansion handles f32 only).
+      if (isa<BFloat16Type>(to) && fromFloat.getWidth() == 64)
+        value = b.create<arith::TruncFOp>(loc, b.getF32Type(), value);
+      return b.create<arith::TruncFOp>(loc, to, value);
+    }
+    // f16 <-> bf16: exact through f32.
+    Value wide = b.create<arith::ExtFOp>(loc, b.getF32Type(), value);
+    return b.create<arith::TruncFOp>(loc, to, wide);
+  }
+  if (fromFloat) {
+    if (isa<BFloat16Type, Float16Type>(from))
+      value = b.create<arith::ExtFOp>(loc, b.getF32Type(), value);
+    if (toUnsigned)
+      return b.create<arith::FPToUIOp>(loc, to, value);
+    return b.create<arith::FPToSIOp>(loc, to, value);
+  }
+  if (toFloat) {
+    bool unsignedSource = fromUnsigned || from.isInteger(1);
+    Type via = isa<BFloat16Type>(to) ? b.getF32Type() : to;
+    Value converted =
+        unsignedSource ? b.create<arith::UIToFPOp>(loc, via, value).getResult()
+                       : b.create<arith::SIToFPOp>(loc, via, value).getResult();
+    if (via != to)
+      converted = b.create<arith::TruncFOp>(loc, to, converted);
+    return converted;
+  }
+  unsigned fromWidth = from.getIntOrFloatBitWidth();
+  unsigned toWidth = to.getIntOrFloatBitWidth();
+  if (fromWidth < toWidth) {
+    if (fromUnsigned || from.isInteger(1))
+      return b.create<arith::ExtUIOp>(loc, to, value);
+    return b.create<arith::ExtSIOp>(loc, to, value);
+  }
+  if (fromWidth > toWidth)
+    return b.create<arith::TruncIOp>(loc, to, value);
+  return value; // same width, signedness differs only at the amp level
+}
+
+Value toComputeType(OpBuilder &b, Location loc, Value value) {
+  Type compute = getComputeType(value.getType());
+  if (compute == value.getType())
+    return value;
+  return b.create<arith::ExtFOp>(loc, compute, value);
+}
+
+SmallVector<OpFoldResult> getSizes(OpBuilder &b, Location loc, Value tensor) {
+  return tensor::getMixedSizes(b, loc, tensor);
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                  ArrayRef<OpFoldResult> sizes) {
+  SmallVector<OpFoldResult> mixed;
+  for (auto [i, size] : llvm::enumerate(type.getShape())) {
+    if (ShapedType::isDynamic(size))
+      mixed.push_back(sizes[i]);
+    else
+      mixed.push_back(b.getIndexAttr(size));
+  }
+  return b.create<tensor::EmptyOp>(loc, mixed, type.getElementType());
+}
+
+Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                   ArrayRef<OpFoldResult> sizes, Value value) {
+  Value empty = emptyTensor(b, loc, type, sizes);
+  return b.create<linalg::FillOp>(loc, value, empty).getResult(0);
+}
+
+Value reshapeTensor(OpBuilder &b, Location loc, Value source,
+                    RankedTensorType type, ArrayRef<OpFoldResult> sizes) {
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  if (sourceType == type)
+    return source;
+  SmallVector<OpFoldResult> mixed;
+  for (auto [i, size] : llvm::enumerate(type.getShape()))
+    mixed.push_back(ShapedType::isDynamic(size) ? sizes[i]
+                                                : b.getIndexAttr(size));
+  if (auto reassociation =
+          getReassociationIndicesForReshape(sourceType, type)) {
+    if (sourceType.getRank() > type.getRank())
+      return b.create<tensor::CollapseShapeOp>(loc, type, source,
+                                               *reassociation);
+    if (sourceType.getRank() < type.getRank())
+      return b.create<tensor::ExpandShapeOp>(loc, type, source,
+                                             *reassociation, mixed);
+  }
+  // General case: through a 1-D tensor.
+  Value flat = source;
+  if (sourceType.getRank() != 1) {
+    ReassociationIndices all;
+    for (int64_t i = 0; i < sourceType.getRank(); ++i)
+      all.push_back(i);
+    int64_t count = sourceType.hasStaticShape() ? sourceType.getNumElements()
+                                                : ShapedType::kDynamic;
+    auto flatType = RankedTensorType::get({count}, type.getElementType());
+    SmallVector<ReassociationIndices> reassociation;
+    if (sourceType.getRank() > 0)
+      reassociation.push_back(all);
+    flat = b.create<tensor::CollapseShapeOp>(loc, flatType, source,
+                                             reassociation);
+  }
+  if (type.getRank() == 1) {
+    if (flat.getType() == type)
+      return flat;
+    return b.create<tensor::CastOp>(loc, type, flat);
+  }
+  ReassociationIndices all;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    all.push_back(i);
+  SmallVector<ReassociationIndices> reassociation;
+  if (type.getRank() > 0)
+    reassociation.push_back(all);
+  if (type.getRank() == 0)
+    return b.create<tensor::CollapseShapeOp>(loc, type, flat, reassociation);
+  return b.create<tensor::ExpandShapeOp>(loc, type, flat, reassociation,
+                                         mixed);
+}
+
+Value keepDims(OpBuilder &b, Location loc, Value reduced, int64_t rank,
+               ArrayRef<int64_t> axes) {
+  auto type = cast<RankedTensorType>(reduced.getType());
+  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> sizes;
+  SmallVector<OpFoldResult> reducedSizes = getSizes(b, loc, reduced);
+  int64_t next = 0;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (llvm::is_contained(axes, i)) {
+      shape.push_back(1);
+      sizes.push_back(b.getIndexAttr(1));
+    } else {
+      shape.push_back(type.getDimSize(next));
+      sizes.push_back(reducedSizes[next]);
+      ++next;
+    }
+  }
+  auto keptType = RankedTensorType::get(shape, type.getElementType());
+  return reshapeTensor(b, loc, reduced, keptType, sizes);
+}
+
+SmallVector<OpFoldResult> broadcastSizes(OpBuilder &b, Location loc,
+                                         ValueRange inputs,
+                                         RankedTensorType resultType) {
+  int64_t rank = resultType.getRank();
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!resultType.isDynamicDim(d)) {
+      sizes.push_back(b.getIndexAttr(resultType.getDimSize(d)));
+      continue;
+    }
+    // A dynamic result dimension comes from an input whose dimension is
+    // not a static 1 (a dynamic input dimension is taken to be the full
+    // size; broadcasting a dynamic 1 is not supported).
+    OpFoldResult size = b.getIndexAttr(1);
+    for (Value input : inputs) {
+      auto type = cast<RankedTensorType>(input.getType());
+      int64_t inputDim = d - (rank - type.getRank());
+      if (inputDim < 0 || type.getDimSize(inputDim) == 1)
+        continue;
+      size = b.create<tensor::DimOp>(loc, input, inputDim).getResult();
+      if (type.isDynamicDim(inputDim))
+        break;
+    }
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+Value buildElementwise(OpBuilder &b, Location loc, ValueRange inputs,
+                       RankedTensorType resultType, ScalarBody body,
+                       bool resultUnsigned,
+                       ArrayRef<OpFoldResult> resultSizes) {
+  int64_t rank = resultType.getRank();
+  MLIRContext *context = b.getContext();
+  SmallVector<AffineMap> maps;
+  for (Value input : inputs) {
+    auto type = cast<RankedTensorType>(input.getType());
+    SmallVector<AffineExpr> exprs;
+    for (int64_t i = 0; i < type.getRank(); ++i) {
+      int64_t d = i + rank - type.getRank();
+      if (type.getDimSize(i) == 1 && resultType.getDimSize(d) != 1)
+        exprs.push_back(getAffineConstantExpr(0, context));
+      else
+        exprs.push_back(getAffineDimExpr(d, context));
+    }
+    maps.push_back(AffineMap::get(rank, 0, exprs, context));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  Value init = emptyTensor(b, loc, resultType,
+                           resultSizes.empty()
+                               ? broadcastSizes(b, loc, inputs, resultType)
+                               : SmallVector<OpFoldResult>(resultSizes));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Type resultElement = resultType.getElementType();
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, inputs, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        SmallVector<Value> computeArgs;
+        for (Value arg : args.drop_back())
+          computeArgs.push_back(toComputeType(nested, nestedLoc, arg));
+        Value result = body(nested, nestedLoc, computeArgs);
+        if (result.getType() != resultElement)
+          result = convertScalar(nested, nestedLoc, result, resultElement,
+                                 /*fromUnsigned=*/false, resultUnsigned);
+        nested.create<linalg::YieldOp>(nestedLoc, result);
+      });
+  return generic.getResult(0);
+}
+
+Value buildReduction(OpBuilder &b, Location loc, Value input,
+                     ArrayRef<int64_t> axes, Type accType, Value init,
+                     ReduceCombine combine, ScalarBody map) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t rank = inputType.getRank();
+  MLIRContext *context = b.getContext();
+  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> sizes;
+  SmallVector<OpFoldResult> inputSizes = getSizes(b, loc, input);
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (llvm::is_contained(axes, i)) {
+      iterators.push_back(utils::IteratorType::reduction);
+      continue;
+    }
+    iterators.push_back(utils::IteratorType::parallel);
+    shape.push_back(inputType.getDimSize(i));
+    sizes.push_back(inputSizes[i]);
+    outExprs.push_back(getAffineDimExpr(i, context));
+  }
+  auto resultType = RankedTensorType::get(shape, accType);
+  Value filled = filledTensor(b, loc, resultType, sizes, init);
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
+                                 AffineMap::get(rank, 0, outExprs, context)};
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, ValueRange{input}, ValueRange{filled}, maps,
+      iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value element = toComputeType(nested, nestedLoc, args[0]);
+        if (map)
+          element = map(nested, nestedLoc, ValueRange{element});
+        Value acc = toComputeType(nested, nestedLoc, args[1]);
+        if (element.getType() != acc.getType())
+          element = convertScalar(nested, nestedLoc, element, acc.getType(),
+                                  false, false);
+        Value result = combine(nested, nestedLoc, element, acc);
+        if (result.getType() != accType)
+          result = convertScalar(nested, nestedLoc, result, accType, false,
+                                 false);
+        nested.create<linalg::YieldOp>(nestedLoc, result);
+      });
+  return generic.getResult(0);
+}
+
+FailureOr<SmallVector<int64_t>> getConstantInts(Value value) {
+  if (isNone(value))
+    return failure();
+  // Look through the materialisation casts of the type conversion.
+  while (auto cast = value.getDefiningOp<UnrealizedConversionCastOp>())
+    value = cast.getOperand(0);
+  ElementsAttr attr;
+  if (auto constant = value.getDefiningOp<arith::ConstantOp>())
+    attr = dyn_cast<ElementsAttr>(constant.getValue());
+  else if (auto constant = value.getDefiningOp<amp::ConstantOp>())
+    attr = constant.getValue();
+  if (!attr || !isa<IntegerType>(attr.getElementType()))
+    return failure();
+  SmallVector<int64_t> values;
+  if (auto dense = dyn_cast<DenseIntElementsAttr>(attr)) {
+    for (const APInt &v : dense.getValues<APInt>())
+      values.push_back(v.getSExtValue());
+    return values;
+  }
+  auto tryRead = [&](auto tag) -> bool {
+    using T = decltype(tag);
+    auto range = attr.tryGetValues<T>();
+    if (!range)
+      return false;
+    for (T v : *range)
+      values.push_back(static_cast<int64_t>(v));
+    return true;
+  };
+  if (tryRead(int64_t()) || tryRead(int32_t()))
+    return values;
+  return failure();
+}
+
+FailureOr<double> getConstantFloat(Value value) {
+  if (isNone(value))
+    return failure();
+  while (auto cast = value.getDefiningOp<UnrealizedConversionCastOp>())
+    value = cast.getOperand(0);
+  ElementsAttr attr;
+  if (auto constant = value.getDefiningOp<arith::ConstantOp>())
+    attr = dyn_cast<ElementsAttr>(constant.getValue());
+  else if (auto constant = value.getDefiningOp<amp::ConstantOp>())
+    attr = constant.getValue();
+  if (!attr || attr.getNumElements() != 1)
+    return failure();
+  if (auto dense = dyn_cast<DenseFPElementsAttr>(attr))
+    return (*dense.getValues<APFloat>().begin()).convertToDouble();
+  if (auto dense = dyn_cast<DenseIntElementsAttr>(attr))
+    return static_cast<double>((*dense.getValues<APInt>().begin())
+                                   .getSExtValue());
+  return failure();
+}
+
+int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+LogicalResult notLowerable(Operation *op, const Twine &why) {
+  std::string name = op->getName().getStringRef().str();
+  if (auto precision = dyn_cast<PrecisionOpInterface>(op))
+    name = precision.getOnnxOpType().str();
+  op->emitError() << "ONNX " << name
+                  << " is not lowerable to the CPU backend yet: " << why;
+  return failure();
+}
+
+RankedTensorType convertedResultType(const TypeConverter *converter,
+                                     Operation *op, unsigned index) {
+  return cast<RankedTensorType>(
+      converter->convertType(op->getResult(index).getType()));
+}
+
+bool accumulatesInF32(Operation *op) {
+  return op->hasAttr(kAccumulateAttrName);
+}
+
+} // namespace mlir::amp::lowering

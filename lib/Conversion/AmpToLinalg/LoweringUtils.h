@@ -1,0 +1,118 @@
+//===- LoweringUtils.h - helpers shared by the amp -> linalg patterns -----===//
+//
+// Internal to lib/Conversion/AmpToLinalg.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_LIB_CONVERSION_AMPTOLINALG_LOWERINGUTILS_H
+#define AMP_LIB_CONVERSION_AMPTOLINALG_LOWERINGUTILS_H
+
+#include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::amp::lowering {
+
+/// Attribute on linalg ops that amp-linalg-to-runtime-calls replaces with a
+/// runtime call after bufferization.
+constexpr llvm::StringLiteral kRuntimeCallAttr = "amp_cpu.runtime_call";
+constexpr llvm::StringLiteral kConvStridesAttr = "amp_cpu.conv_strides";
+constexpr llvm::StringLiteral kConvDilationsAttr = "amp_cpu.conv_dilations";
+
+/// fp16 and bf16 values are computed in fp32.
+bool isLowPrecisionFloat(Type type);
+/// The type an op computes in for a storage element type.
+Type getComputeType(Type storage);
+/// Whether the (original, amp-level) element type is an unsigned integer.
+bool isUnsignedInt(Type type);
+/// Element type of a (converted) tensor value.
+Type elementTypeOf(Value value);
+bool isNone(Value value);
+
+/// Scalar constant of `type` (float, integer or index).
+Value constantScalar(OpBuilder &b, Location loc, Type type, double value);
+/// The most negative/positive finite-or-infinite value of a type (for max
+/// and min reductions): -inf/+inf for floats, min/max for integers.
+Value lowestValue(OpBuilder &b, Location loc, Type type, bool isUnsigned);
+Value highestValue(OpBuilder &b, Location loc, Type type, bool isUnsigned);
+
+/// Converts a scalar between element types with IEEE and ONNX semantics
+/// (float->int truncates toward zero, anything->bool is `!= 0`).
+Value convertScalar(OpBuilder &b, Location loc, Value value, Type to,
+                    bool fromUnsigned, bool toUnsigned);
+/// Widens a storage-typed scalar to its compute type (f16/bf16 -> f32).
+Value toComputeType(OpBuilder &b, Location loc, Value value);
+
+/// Sizes of a ranked tensor value as OpFoldResults.
+SmallVector<OpFoldResult> getSizes(OpBuilder &b, Location loc, Value tensor);
+/// A tensor.empty of `type`, taking dynamic sizes from `sizes`.
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                  ArrayRef<OpFoldResult> sizes);
+/// A tensor of `type` filled with `value`.
+Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                   ArrayRef<OpFoldResult> sizes, Value value);
+/// Reshapes `source` to `type` through collapse/expand_shape; `sizes`
+/// gives the dynamic result sizes.
+Value reshapeTensor(OpBuilder &b, Location loc, Value source,
+                    RankedTensorType type, ArrayRef<OpFoldResult> sizes);
+/// Inserts unit dimensions so that a reduced tensor keeps its rank.
+Value keepDims(OpBuilder &b, Location loc, Value reduced, int64_t rank,
+               ArrayRef<int64_t> axes);
+
+/// Computes a numpy-broadcast of `inputs` to `resultType` with a
+/// linalg.generic whose body is `body` (called with compute-typed scalars,
+/// f16/bf16 widened to f32). The body's value is converted to the result
+/// element type (fp32 results of a low-precision op are rounded once).
+using ScalarBody =
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>;
+Value buildElementwise(OpBuilder &b, Location loc, ValueRange inputs,
+                       RankedTensorType resultType, ScalarBody body,
+                       bool resultUnsigned = false,
+                       ArrayRef<OpFoldResult> resultSizes = {});
+/// Result sizes of a broadcast of `inputs` to `resultType`.
+SmallVector<OpFoldResult> broadcastSizes(OpBuilder &b, Location loc,
+                                         ValueRange inputs,
+                                         RankedTensorType resultType);
+
+/// Reduces `input` over `axes` (sorted, non-negative) into a tensor of the
+/// remaining dimensions with element type `accType`. `combine` receives the
+/// compute-typed element (after `map`, if given) and accumulator; when
+/// `accType` is f16/bf16 the accumulator is rounded after every step.
+using ReduceCombine =
+    llvm::function_ref<Value(OpBuilder &, Location, Value, Value)>;
+Value buildReduction(OpBuilder &b, Location loc, Value input,
+                     ArrayRef<int64_t> axes, Type accType, Value init,
+                     ReduceCombine combine,
+                     ScalarBody map = nullptr);
+
+/// Reads a constant integer tensor operand (i32 or i64 elements).
+FailureOr<SmallVector<int64_t>> getConstantInts(Value value);
+/// Reads a constant scalar float operand.
+FailureOr<double> getConstantFloat(Value value);
+
+/// Normalises an axis into [0, rank).
+int64_t normalizeAxis(int64_t axis, int64_t rank);
+
+/// Emits "<op> is not lowerable to the CPU backend yet: <why>" at the op.
+LogicalResult notLowerable(Operation *op, const Twine &why);
+
+/// The converted result type of `op`'s result `index`.
+RankedTensorType convertedResultType(const TypeConverter *converter,
+                                     Operation *op, unsigned index = 0);
+
+/// Whether `op` accumulates in fp32 (amp.accumulate = f32).
+bool accumulatesInF32(Operation *op);
+
+void populateElementwisePatterns(TypeConverter &converter,
+                                 RewritePatternSet &patterns);
+void populateReductionAndNNPatterns(TypeConverter &converter,
+                                    RewritePatternSet &patterns);
+void populateDataMovementPatterns(TypeConverter &converter,
+                                  RewritePatternSet &patterns);
+
+} // namespace mlir::amp::lowering
+
+#endif // AMP_LIB_CONVERSION_AMPTOLINALG_LOWERINGUTILS_H

@@ -1,0 +1,339 @@
+//===- CpuRuntime.cpp - oneDNN-backed GEMM and convolution ----------------===//
+//
+// The CPU counterpart of the CUDA path's cuBLASLt calls: fp32 GEMMs go to
+// dnnl_sgemm, convolutions to oneDNN convolution primitives (created once
+// per shape and cached). If oneDNN refuses a case, a plain loop nest
+// computes it, so a call never fails.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Runtime/CpuRuntime.h"
+
+#include <dnnl.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+/// A strided view of an fp32 memref descriptor.
+struct View {
+  float *data;
+  std::vector<int64_t> sizes, strides;
+
+  View(int64_t rank, void *descriptor) {
+    auto *words = static_cast<int64_t *>(descriptor);
+    auto *aligned = reinterpret_cast<float *>(words[1]);
+    data = aligned + words[2];
+    sizes.assign(words + 3, words + 3 + rank);
+    strides.assign(words + 3 + rank, words + 3 + 2 * rank);
+  }
+  int64_t rank() const { return static_cast<int64_t>(sizes.size()); }
+};
+
+/// Row-major leading dimension and transpose flag for a 2-D view, if BLAS
+/// can read it as is.
+bool blasLayout(int64_t rowStride, int64_t colStride, int64_t rows,
+                int64_t cols, char &trans, int64_t &ld) {
+  if (colStride == 1 || cols == 1) {
+    trans = 'N';
+    ld = std::max<int64_t>(rowStride, std::max<int64_t>(cols, 1));
+    return rows == 1 || rowStride >= cols;
+  }
+  if (rowStride == 1 || rows == 1) {
+    trans = 'T';
+    ld = std::max<int64_t>(colStride, std::max<int64_t>(rows, 1));
+    return cols == 1 || colStride >= rows;
+  }
+  return false;
+}
+
+void naiveMatmul(const float *a, int64_t am, int64_t ak, const float *b,
+                 int64_t bk, int64_t bn, float *c, int64_t cm, int64_t cn,
+                 int64_t m, int64_t n, int64_t k) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = c[i * cm + j * cn];
+      for (int64_t p = 0; p < k; ++p)
+        sum += a[i * am + p * ak] * b[p * bk + j * bn];
+      c[i * cm + j * cn] = sum;
+    }
+}
+
+} // namespace
+
+extern "C" void amp_cpu_matmul_f32(int64_t rankA, void *aDesc, int64_t rankB,
+                                   void *bDesc, int64_t rankC, void *cDesc,
+                                   int64_t transposeB) {
+  View a(rankA, aDesc), b(rankB, bDesc), c(rankC, cDesc);
+  bool batched = rankC == 3;
+  int64_t o = batched ? 1 : 0;
+  int64_t batch = batched ? c.sizes[0] : 1;
+  int64_t m = c.sizes[o], n = c.sizes[o + 1], k = a.sizes[o + 1];
+  // B as a [K, N] view.
+  int64_t bRow = b.strides[o], bCol = b.strides[o + 1];
+  if (transposeB)
+    std::swap(bRow, bCol);
+  for (int64_t i = 0; i < batch; ++i) {
+    const float *ap = a.data + (batched ? i * a.strides[0] : 0);
+    const float *bp = b.data + (batched ? i * b.strides[0] : 0);
+    float *cp = c.data + (batched ? i * c.strides[0] : 0);
+    char ta, tb;
+    int64_t lda, ldb;
+    bool ok = c.strides[o + 1] == 1 &&
+              c.strides[o] >= std::max<int64_t>(n, 1) &&
+              blasLayout(a.strides[o], a.strides[o + 1], m, k, ta, lda) &&
+              blasLayout(bRow, bCol, k, n, tb, ldb);
+    if (ok && m > 0 && n > 0 && k > 0 &&
+        dnnl_sgemm(ta, tb, m, n, k, 1.0f, ap, lda, bp, ldb, 1.0f, cp,
+                   c.strides[o]) == dnnl_success)
+      continue;
+    naiveMatmul(ap, a.strides[o], a.strides[o + 1], bp, bRow, bCol, cp,
+                c.strides[o], c.strides[o + 1], m, n, k);
+  }
+}
+
+namespace {
+
+struct ConvKey {
+  std::vector<int64_t> words;
+  bool operator<(const ConvKey &other) const { return words < other.words; }
+};
+
+struct ConvPrimitive {
+  dnnl_primitive_t primitive = nullptr;
+  dnnl_memory_desc_t src, weights, dst;
+};
+
+struct Engine {
+  dnnl_engine_t engine = nullptr;
+  dnnl_stream_t stream = nullptr;
+  std::mutex mutex;
+  std::map<ConvKey, ConvPrimitive> convs;
+
+  Engine() {
+    if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success ||
+        dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) !=
+            dnnl_success)
+      engine = nullptr;
+  }
+  static Engine &get() {
+    static Engine instance;
+    return instance;
+  }
+};
+
+/// Merges dims [g, c] of a grouped view into one channel dim.
+bool mergeGroups(const View &v, std::vector<int64_t> &dims,
+                 std::vector<int64_t> &strides) {
+  dims = {v.sizes[0], v.sizes[1] * v.sizes[2]};
+  strides = {v.strides[0], v.strides[2]};
+  if (v.sizes[1] > 1 && v.strides[1] != v.sizes[2] * v.strides[2])
+    return false;
+  for (int64_t i = 3; i < v.rank(); ++i) {
+    dims.push_back(v.sizes[i]);
+    strides.push_back(v.strides[i]);
+  }
+  return true;
+}
+
+void naiveConv(const View &x, const View &w, const View &y, bool grouped,
+               int64_t spatial, const int64_t *stride, const int64_t *dil) {
+  // Iterate in the grouped index space (g = 1 when not grouped).
+  int64_t G = grouped ? x.sizes[1] : 1;
+  int64_t s0 = grouped ? 3 : 2; // first spatial dim
+  int64_t C = grouped ? x.sizes[2] : x.sizes[1];
+  int64_t F = grouped ? w.sizes[1] : w.sizes[0];
+  int64_t N = x.sizes[0];
+  std::vector<int64_t> out(spatial), ker(spatial);
+  int64_t outCount = 1, kerCount = 1;
+  for (int64_t i = 0; i < spatial; ++i) {
+    out[i] = y.sizes[s0 + i];
+    ker[i] = w.sizes[(grouped ? 3 : 2) + i];
+    outCount *= out[i];
+    kerCount *= ker[i];
+  }
+  std::vector<int64_t> o(spatial), kk(spatial);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < G; ++g)
+      for (int64_t f = 0; f < F; ++f)
+        for (int64_t oi = 0; oi < outCount; ++oi) {
+          for (int64_t i = spatial - 1, r = oi; i >= 0; --i) {
+            o[i] = r % out[i];
+            r /= out[i];
+          }
+          float *yp = y.data + n * y.strides[0] +
+                      (grouped ? g * y.strides[1] + f * y.strides[2]
+                               : f * y.strides[1]);
+          for (int64_t i = 0; i < spatial; ++i)
+            yp += o[i] * y.strides[s0 + i];
+          float sum = *yp;
+          for (int64_t c = 0; c < C; ++c)
+            for (int64_t ki = 0; ki < kerCount; ++ki) {
+              for (int64_t i = spatial - 1, r = ki; i >= 0; --i) {
+                kk[i] = r % ker[i];
+                r /= ker[i];
+              }
+              const float *xp = x.data + n * x.strides[0] +
+                                (grouped ? g * x.strides[1] + c * x.strides[2]
+                                         : c * x.strides[1]);
+              const float *wp = w.data + (grouped ? g * w.strides[0] +
+                                                        f * w.strides[1] +
+                                                        c * w.strides[2]
+                                                  : f * w.strides[0] +
+                                                        c * w.strides[1]);
+              int64_t ws0 = grouped ? 3 : 2;
+              for (int64_t i = 0; i < spatial; ++i) {
+                xp += (o[i] * stride[i] + kk[i] * dil[i]) * x.strides[s0 + i];
+                wp += kk[i] * w.strides[ws0 + i];
+              }
+              sum += *xp * *wp;
+            }
+          *yp = sum;
+        }
+}
+
+bool initDesc(dnnl_memory_desc_t *md, const std::vector<int64_t> &dims,
+              const std::vector<int64_t> &strides) {
+  dnnl_dims_t d, s;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    d[i] = dims[i];
+    s[i] = strides[i];
+  }
+  return dnnl_memory_desc_init_by_strides(md, static_cast<int>(dims.size()),
+                                          d, dnnl_f32, s) == dnnl_success;
+}
+
+ConvPrimitive *getConv(Engine &engine, const std::vector<int64_t> &srcDims,
+                       const std::vector<int64_t> &srcStrides,
+                       const std::vector<int64_t> &weiDims,
+                       const std::vector<int64_t> &weiStrides,
+                       const std::vector<int64_t> &dstDims,
+                       const std::vector<int64_t> &dstStrides,
+                       int64_t spatial, const int64_t *stride,
+                       const int64_t *dil) {
+  ConvKey key;
+  for (const auto *list : {&srcDims, &srcStrides, &weiDims, &weiStrides,
+                           &dstDims, &dstStrides}) {
+    key.words.push_back(static_cast<int64_t>(list->size()));
+    key.words.insert(key.words.end(), list->begin(), list->end());
+  }
+  key.words.insert(key.words.end(), stride, stride + spatial);
+  key.words.insert(key.words.end(), dil, dil + spatial);
+  auto it = engine.convs.find(key);
+  if (it != engine.convs.end())
+    return it->second.primitive ? &it->second : nullptr;
+  ConvPrimitive &conv = engine.convs[key];
+  dnnl_convolution_desc_t desc;
+  dnnl_dims_t strides, dilates, padding;
+  for (int64_t i = 0; i < spatial; ++i) {
+    strides[i] = stride[i];
+    dilates[i] = dil[i] - 1; // oneDNN counts the gaps
+    padding[i] = 0;          // the input is padded already
+  }
+  if (!initDesc(&conv.src, srcDims, srcStrides) ||
+      !initDesc(&conv.weights, weiDims, weiStrides) ||
+      !initDesc(&conv.dst, dstDims, dstStrides) ||
+      dnnl_dilated_convolution_forward_desc_init(
+          &desc, dnnl_forward_inference, dnnl_convolution_direct, &conv.src,
+          &conv.weights, nullptr, &conv.dst, strides, dilates, padding,
+          padding) != dnnl_success)
+    return nullptr;
+  // dst += conv: a sum post-op.
+  dnnl_post_ops_t postOps;
+  dnnl_primitive_attr_t attr;
+  dnnl_post_ops_create(&postOps);
+  dnnl_post_ops_append_sum(postOps, 1.0f);
+  dnnl_primitive_attr_create(&attr);
+  dnnl_primitive_attr_set_post_ops(attr, postOps);
+  dnnl_primitive_desc_t pd;
+  dnnl_status_t status =
+      dnnl_primitive_desc_create(&pd, &desc, attr, engine.engine, nullptr);
+  dnnl_post_ops_destroy(postOps);
+  dnnl_primitive_attr_destroy(attr);
+  if (status != dnnl_success)
+    return nullptr;
+  status = dnnl_primitive_create(&conv.primitive, pd);
+  dnnl_primitive_desc_destroy(pd);
+  if (status != dnnl_success) {
+    conv.primitive = nullptr;
+    return nullptr;
+  }
+  return &conv;
+}
+
+} // namespace
+
+extern "C" void amp_cpu_conv_f32(int64_t rankX, void *xDesc, int64_t rankW,
+                                 void *wDesc, int64_t rankY, void *yDesc,
+                                 int64_t stride0, int64_t stride1,
+                                 int64_t stride2, int64_t dilation0,
+                                 int64_t dilation1, int64_t dilation2,
+                                 int64_t spatial) {
+  View x(rankX, xDesc), w(rankW, wDesc), y(rankY, yDesc);
+  int64_t stride[3] = {stride0, stride1, stride2};
+  int64_t dil[3] = {dilation0, dilation1, dilation2};
+  // Grouped views have a group dimension: X (N, G, C/G, spatial...).
+  bool grouped = rankX == spatial + 3;
+  (void)rankW;
+  (void)rankY;
+  for (int64_t v : x.sizes)
+    if (v == 0)
+      return;
+  for (int64_t v : y.sizes)
+    if (v == 0)
+      return;
+  Engine &engine = Engine::get();
+  if (engine.engine) {
+    std::vector<int64_t> srcDims, srcStrides, dstDims, dstStrides;
+    bool ok = true;
+    if (grouped) {
+      ok = mergeGroups(x, srcDims, srcStrides) &&
+           mergeGroups(y, dstDims, dstStrides);
+    } else {
+      srcDims = x.sizes;
+      srcStrides = x.strides;
+      dstDims = y.sizes;
+      dstStrides = y.strides;
+    }
+    if (ok) {
+      std::lock_guard<std::mutex> lock(engine.mutex);
+      ConvPrimitive *conv =
+          getConv(engine, srcDims, srcStrides, w.sizes, w.strides, dstDims,
+                  dstStrides, spatial, stride, dil);
+      if (conv) {
+        dnnl_memory_t src, wei, dst;
+        dnnl_memory_create(&src, &conv->src, engine.engine, x.data);
+        dnnl_memory_create(&wei, &conv->weights, engine.engine, w.data);
+        dnnl_memory_create(&dst, &conv->dst, engine.engine, y.data);
+        dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, src},
+                                   {DNNL_ARG_WEIGHTS, wei},
+                                   {DNNL_ARG_DST, dst}};
+        dnnl_status_t status =
+            dnnl_primitive_execute(conv->primitive, engine.stream, 3, args);
+        dnnl_stream_wait(engine.stream);
+        dnnl_memory_destroy(src);
+        dnnl_memory_destroy(wei);
+        dnnl_memory_destroy(dst);
+        if (status == dnnl_success)
+          return;
+      }
+    }
+  }
+  naiveConv(x, w, y, grouped, spatial, stride, dil);
+}
+
+namespace mlir::amp {
+const RuntimeSymbol *getCpuRuntimeSymbols(unsigned &count) {
+  static const RuntimeSymbol symbols[] = {
+      {"amp_cpu_matmul_f32", reinterpret_cast<void *>(&amp_cpu_matmul_f32)},
+      {"amp_cpu_conv_f32", reinterpret_cast<void *>(&amp_cpu_conv_f32)},
+  };
+  count = sizeof(symbols) / sizeof(symbols[0]);
+  return symbols;
+}
+} // namespace mlir::amp

@@ -1,0 +1,863 @@
+//===- amp-run.cpp - run amp programs on the CPU through the MLIR JIT -----===//
+//
+//   amp-run model.onnx --random-inputs --seed 1 --output-dir out/
+//   amp-run model.onnx -i x.npy --compare-to ref.npy --amp-type=f16
+//   amp-run model.mlir -i input_0.pb --benchmark 20
+//
+// The model is imported (ONNX) or parsed (amp-dialect .mlir), optionally
+// autocast, lowered by the `amp-lower-to-llvm` pipeline and run by
+// mlir::ExecutionEngine.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Conversion/Passes.h"
+#include "amp/Runtime/CpuRuntime.h"
+#include "amp/Target/ONNX/ONNXImporter.h"
+#include "amp/Transforms/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory runCategory("amp-run options");
+static cl::opt<std::string> modelFile(cl::Positional, cl::Required,
+                                      cl::desc("<model.onnx | model.mlir>"),
+                                      cl::cat(runCategory));
+static cl::list<std::string>
+    inputFiles("i", cl::desc("Input tensor file (.npy or ONNX .pb), one per "
+                             "graph input, in order"),
+               cl::value_desc("file"), cl::cat(runCategory));
+static cl::opt<bool> randomInputs(
+    "random-inputs",
+    cl::desc("Fill the inputs with random values (floats in [-1, 1), "
+             "integers in [0, 10), bools 0/1); dynamic dimensions are 1"),
+    cl::cat(runCategory));
+static cl::opt<unsigned> seed("seed", cl::desc("Seed of --random-inputs"),
+                              cl::init(0), cl::cat(runCategory));
+static cl::opt<std::string>
+    outputDir("output-dir",
+              cl::desc("Write each output as <dir>/<output name>.npy"),
+              cl::value_desc("dir"), cl::cat(runCategory));
+static cl::list<std::string> compareTo(
+    "compare-to",
+    cl::desc("Reference files (.npy or .pb), one per output, in order"),
+    cl::value_desc("file"), cl::cat(runCategory));
+static cl::opt<double> relTolerance("rtol", cl::desc("Relative tolerance"),
+                            cl::init(1e-3), cl::cat(runCategory));
+static cl::opt<double> absTolerance("atol", cl::desc("Absolute tolerance"),
+                            cl::init(1e-7), cl::cat(runCategory));
+static cl::opt<unsigned>
+    benchmarkRuns("benchmark",
+                  cl::desc("Run N more times after warm-up and print the "
+                           "median latency"),
+                  cl::init(0), cl::cat(runCategory));
+static cl::opt<std::string> ampType(
+    "amp-type",
+    cl::desc("Autocast an ONNX model to f16 or bf16 before running"),
+    cl::cat(runCategory));
+static cl::opt<unsigned> ampOptLevel("amp-opt-level",
+                                     cl::desc("Autocast opt level (0-3)"),
+                                     cl::init(1), cl::cat(runCategory));
+static cl::opt<std::string> ampPolicy("amp-policy",
+                                      cl::desc("Autocast policy file"),
+                                      cl::cat(runCategory));
+static cl::opt<bool> ampKeepIOTypes(
+    "amp-keep-io-types",
+    cl::desc("Keep the model's input and output types (default on)"),
+    cl::init(true), cl::cat(runCategory));
+static cl::opt<bool> ampFp32Accumulate(
+    "amp-fp32-accumulate",
+    cl::desc("Low-precision GEMMs and reductions accumulate in fp32 "
+             "(default on)"),
+    cl::init(true), cl::cat(runCategory));
+static cl::opt<std::string>
+    dumpLowered("dump-llvm-dialect",
+                cl::desc("Write the lowered LLVM-dialect module to a file"),
+                cl::value_desc("file"), cl::cat(runCategory));
+
+namespace {
+
+/// A host tensor: amp element type (signedness kept), shape, raw bytes.
+struct Tensor {
+  Type elementType;
+  SmallVector<int64_t> shape;
+  std::vector<char> bytes;
+
+  int64_t count() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+};
+
+size_t elementBytes(Type type) {
+  if (type.isInteger(1))
+    return 1;
+  return type.getIntOrFloatBitWidth() / 8;
+}
+
+std::string typeName(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  type.print(os);
+  return s;
+}
+
+std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += ", ";
+    s += ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+  }
+  return s + "]";
+}
+
+//===----------------------------------------------------------------------===//
+// .npy files
+//===----------------------------------------------------------------------===//
+
+/// numpy descr <-> element type. bf16 has no numpy type: it is read and
+/// written as float32 (exact on output, rounded to nearest even on input).
+std::optional<Type> typeFromDescr(StringRef descr, MLIRContext *context) {
+  if (descr.size() < 3 || (descr[0] != '<' && descr[0] != '|'))
+    return std::nullopt;
+  StringRef kind = descr.drop_front();
+  Builder b(context);
+  if (kind == "f2")
+    return b.getF16Type();
+  if (kind == "f4")
+    return b.getF32Type();
+  if (kind == "f8")
+    return b.getF64Type();
+  if (kind == "b1")
+    return b.getI1Type();
+  unsigned width;
+  if (kind.size() >= 2 && !kind.drop_front().getAsInteger(10, width)) {
+    if (kind[0] == 'i')
+      return b.getIntegerType(width * 8);
+    if (kind[0] == 'u')
+      return b.getIntegerType(width * 8, /*isSigned=*/false);
+  }
+  return std::nullopt;
+}
+
+std::string descrFromType(Type type) {
+  if (type.isF16())
+    return "<f2";
+  if (type.isF32() || type.isBF16())
+    return "<f4";
+  if (type.isF64())
+    return "<f8";
+  if (type.isInteger(1))
+    return "|b1";
+  unsigned bytes = type.getIntOrFloatBitWidth() / 8;
+  char kind = type.isUnsignedInteger() ? 'u' : 'i';
+  return (bytes == 1 ? "|" : "<") + std::string(1, kind) +
+         std::to_string(bytes);
+}
+
+llvm::Expected<Tensor> readNpy(StringRef path, MLIRContext *context) {
+  auto fail = [&](const Twine &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "'" + path + "': " + why);
+  };
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+  if (!file)
+    return fail("cannot read: " + file.getError().message());
+  StringRef data = (*file)->getBuffer();
+  if (!data.starts_with("\x93NUMPY") || data.size() < 10)
+    return fail("not a .npy file");
+  unsigned major = static_cast<unsigned char>(data[6]);
+  size_t headerLength, headerStart;
+  if (major == 1) {
+    headerLength = static_cast<unsigned char>(data[8]) |
+                   static_cast<unsigned char>(data[9]) << 8;
+    headerStart = 10;
+  } else {
+    if (data.size() < 12)
+      return fail("truncated header");
+    headerLength = 0;
+    for (int i = 0; i < 4; ++i)
+      headerLength |= static_cast<size_t>(
+                          static_cast<unsigned char>(data[8 + i]))
+                      << (8 * i);
+    headerStart = 12;
+  }
+  if (data.size() < headerStart + headerLength)
+    return fail("truncated header");
+  StringRef header = data.substr(headerStart, headerLength);
+  auto field = [&](StringRef key) -> StringRef {
+    size_t at = header.find("'" + key.str() + "'");
+    if (at == StringRef::npos)
+      return {};
+    StringRef rest = header.drop_front(at + key.size() + 2).ltrim(" :");
+    return rest;
+  };
+  StringRef descr = field("descr");
+  if (!descr.consume_front("'"))
+    return fail("header has no descr");
+  descr = descr.take_until([](char c) { return c == '\''; });
+  if (field("fortran_order").starts_with("True"))
+    return fail("Fortran-ordered arrays are not supported (save a "
+                "C-contiguous array)");
+  std::optional<Type> type = typeFromDescr(descr, context);
+  if (!type)
+    return fail("unsupported dtype '" + descr + "' (little-endian bool, "
+                "int, uint and float arrays are supported)");
+  StringRef shapeText = field("shape");
+  if (!shapeText.consume_front("("))
+    return fail("header has no shape");
+  shapeText = shapeText.take_until([](char c) { return c == ')'; });
+  Tensor tensor;
+  tensor.elementType = *type;
+  SmallVector<StringRef> parts;
+  shapeText.split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef part : parts) {
+    part = part.trim();
+    if (part.empty())
+      continue;
+    int64_t dim;
+    if (part.getAsInteger(10, dim) || dim < 0)
+      return fail("bad shape '" + shapeText + "'");
+    tensor.shape.push_back(dim);
+  }
+  size_t needed = static_cast<size_t>(tensor.count()) * elementBytes(*type);
+  StringRef payload = data.drop_front(headerStart + headerLength);
+  if (payload.size() != needed)
+    return fail("holds " + Twine(payload.size()) + " bytes of data but " +
+                shapeString(tensor.shape) + " " + descr + " needs " +
+                Twine(needed));
+  tensor.bytes.assign(payload.begin(), payload.end());
+  return tensor;
+}
+
+/// bf16 bits -> float (exact).
+float bf16ToFloat(uint16_t bits) {
+  uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &wide, 4);
+  return f;
+}
+/// float -> bf16 bits, round to nearest even, NaN kept.
+uint16_t floatToBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if ((bits & 0x7fffffff) > 0x7f800000)
+    return static_cast<uint16_t>((bits >> 16) | 0x40);
+  uint32_t rounding = 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>((bits + rounding) >> 16);
+}
+
+LogicalResult writeNpy(StringRef path, const Tensor &tensor) {
+  std::string descr = descrFromType(tensor.elementType);
+  std::string shape = "(";
+  for (int64_t d : tensor.shape)
+    shape += std::to_string(d) + ", ";
+  if (tensor.shape.size() > 1)
+    shape.resize(shape.size() - 2);
+  else if (tensor.shape.size() == 1)
+    shape.resize(shape.size() - 1);
+  shape += ")";
+  std::string header = "{'descr': '" + descr +
+                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::string errorMessage;
+  auto output = openOutputFile(path, &errorMessage);
+  if (!output) {
+    llvm::errs() << "error: " << errorMessage << "\n";
+    return failure();
+  }
+  llvm::raw_ostream &os = output->os();
+  os << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff)
+     << char(header.size() >> 8) << header;
+  if (tensor.elementType.isBF16()) {
+    for (size_t i = 0; i < tensor.bytes.size(); i += 2) {
+      uint16_t bits;
+      std::memcpy(&bits, tensor.bytes.data() + i, 2);
+      float f = bf16ToFloat(bits);
+      os.write(reinterpret_cast<const char *>(&f), 4);
+    }
+  } else {
+    os.write(tensor.bytes.data(), tensor.bytes.size());
+  }
+  output->keep();
+  return success();
+}
+
+llvm::Expected<Tensor> readTensorFile(StringRef path, MLIRContext *context) {
+  if (path.ends_with(".npy"))
+    return readNpy(path, context);
+  if (path.ends_with(".pb")) {
+    auto data = amp::readONNXTensorFile(path, context);
+    if (!data)
+      return data.takeError();
+    Tensor tensor;
+    tensor.elementType = data->elementType;
+    tensor.shape = data->shape;
+    tensor.bytes = std::move(data->bytes);
+    return tensor;
+  }
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "'" + path +
+                                     "': unknown tensor file type (use .npy "
+                                     "or an ONNX TensorProto .pb)");
+}
+
+/// Element i of a tensor as a double (for comparisons).
+double elementAsDouble(const Tensor &t, int64_t i) {
+  const char *p = t.bytes.data() + i * elementBytes(t.elementType);
+  Type type = t.elementType;
+  if (type.isF32()) {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  if (type.isF64()) {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  if (type.isF16()) {
+    uint16_t bits;
+    std::memcpy(&bits, p, 2);
+    APFloat f(APFloat::IEEEhalf(), APInt(16, bits));
+    return f.convertToDouble();
+  }
+  if (type.isBF16()) {
+    uint16_t bits;
+    std::memcpy(&bits, p, 2);
+    return bf16ToFloat(bits);
+  }
+  unsigned width = type.getIntOrFloatBitWidth();
+  if (width == 1)
+    return *p ? 1 : 0;
+  uint64_t raw = 0;
+  std::memcpy(&raw, p, width / 8);
+  if (type.isUnsignedInteger())
+    return static_cast<double>(raw);
+  int64_t value = static_cast<int64_t>(raw << (64 - width)) >> (64 - width);
+  return static_cast<double>(value);
+}
+
+//===----------------------------------------------------------------------===//
+// The compiled program
+//===----------------------------------------------------------------------===//
+
+struct Signature {
+  std::string name;
+  RankedTensorType type; // amp level (unsigned kept)
+};
+
+class Program {
+public:
+  SmallVector<Signature> inputs, outputs;
+  std::unique_ptr<ExecutionEngine> engine;
+  std::string entry;
+
+  /// Runs once. `inputs` were checked against the signature.
+  LogicalResult run(ArrayRef<Tensor> args, SmallVectorImpl<Tensor> &results);
+};
+
+LogicalResult Program::run(ArrayRef<Tensor> args,
+                           SmallVectorImpl<Tensor> &results) {
+  // Ranked descriptors: {allocated, aligned, offset, sizes, strides}.
+  SmallVector<std::vector<int64_t>> descriptors;
+  SmallVector<std::vector<char>> copies;
+  for (const Tensor &t : args) {
+    std::vector<int64_t> d;
+    copies.push_back(t.bytes);
+    copies.back().resize(std::max<size_t>(copies.back().size(), 1));
+    auto ptr = reinterpret_cast<int64_t>(copies.back().data());
+    d = {ptr, ptr, 0};
+    d.insert(d.end(), t.shape.begin(), t.shape.end());
+    int64_t stride = 1;
+    std::vector<int64_t> strides(t.shape.size());
+    for (int64_t i = static_cast<int64_t>(t.shape.size()) - 1; i >= 0; --i) {
+      strides[i] = stride;
+      stride *= t.shape[i];
+    }
+    d.insert(d.end(), strides.begin(), strides.end());
+    descriptors.push_back(std::move(d));
+  }
+  size_t resultWords = 0;
+  for (const Signature &out : outputs)
+    resultWords += 3 + 2 * out.type.getRank();
+  std::vector<int64_t> resultStruct(std::max<size_t>(resultWords, 1));
+  SmallVector<void *> descriptorPtrs;
+  for (auto &d : descriptors)
+    descriptorPtrs.push_back(d.data());
+  void *resultPtr = resultStruct.data();
+  SmallVector<void *> packed;
+  if (!outputs.empty())
+    packed.push_back(&resultPtr);
+  for (void *&p : descriptorPtrs)
+    packed.push_back(&p);
+  if (llvm::Error err =
+          engine->invokePacked("_mlir_ciface_" + entry, packed)) {
+    llvm::errs() << "error: running the program failed: "
+                 << llvm::toString(std::move(err)) << "\n";
+    return failure();
+  }
+  results.clear();
+  size_t at = 0;
+  for (const Signature &out : outputs) {
+    int64_t rank = out.type.getRank();
+    auto *allocated = reinterpret_cast<char *>(resultStruct[at]);
+    auto *aligned = reinterpret_cast<char *>(resultStruct[at + 1]);
+    int64_t offset = resultStruct[at + 2];
+    Tensor t;
+    t.elementType = out.type.getElementType();
+    t.shape.assign(resultStruct.begin() + at + 3,
+                   resultStruct.begin() + at + 3 + rank);
+    SmallVector<int64_t> strides(resultStruct.begin() + at + 3 + rank,
+                                 resultStruct.begin() + at + 3 + 2 * rank);
+    size_t eb = elementBytes(t.elementType);
+    int64_t count = t.count();
+    t.bytes.resize(count * eb);
+    SmallVector<int64_t> index(rank, 0);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t linear = offset;
+      for (int64_t d = 0; d < rank; ++d)
+        linear += index[d] * strides[d];
+      std::memcpy(t.bytes.data() + i * eb, aligned + linear * eb, eb);
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (++index[d] < t.shape[d])
+          break;
+        index[d] = 0;
+      }
+    }
+    // Results are owned by the caller, except constants (memref.get_global
+    // marks them with 0xdeadbeef) and results that alias an input.
+    bool owned = allocated &&
+                 reinterpret_cast<uintptr_t>(allocated) != 0xdeadbeef;
+    for (auto &copy : copies)
+      if (allocated == copy.data())
+        owned = false;
+    for (size_t j = 0; j < at; ++j)
+      if (resultStruct[j] == reinterpret_cast<int64_t>(allocated))
+        owned = false; // freed with an earlier result
+    if (owned)
+      free(allocated);
+    results.push_back(std::move(t));
+    at += 3 + 2 * rank;
+  }
+  return success();
+}
+
+/// Imports or parses the model, autocasts it when asked, records the entry
+/// signature and lowers it to the LLVM dialect.
+FailureOr<OwningOpRef<ModuleOp>> loadModel(MLIRContext &context,
+                                           llvm::SourceMgr &sourceMgr,
+                                           Program &program) {
+  OwningOpRef<ModuleOp> module;
+  bool isOnnx = amp::isONNXFile(modelFile);
+  if (isOnnx) {
+    module = amp::importONNXFile(modelFile, &context);
+  } else {
+    std::string errorMessage;
+    auto file = openInputFile(modelFile, &errorMessage);
+    if (!file) {
+      llvm::errs() << "error: " << errorMessage << "\n";
+      return failure();
+    }
+    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  }
+  if (!module)
+    return failure();
+
+  PassManager pm(&context, ModuleOp::getOperationName(),
+                 OpPassManager::Nesting::Implicit);
+  if (isOnnx) {
+    GreedyRewriteConfig cleanup;
+    cleanup.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
+    pm.addPass(createCanonicalizerPass(cleanup));
+    pm.addPass(createCSEPass());
+  }
+  if (!ampType.empty()) {
+    amp::AmpAutocastOptions options;
+    options.type = ampType;
+    options.optLevel = ampOptLevel;
+    options.policyFile = ampPolicy;
+    options.keepIOTypes = ampKeepIOTypes;
+    options.fp32Accumulate = ampFp32Accumulate;
+    if (llvm::Error err = amp::checkAutocastOptions(options)) {
+      llvm::errs() << "error: amp-autocast: " << llvm::toString(std::move(err))
+                   << "\n";
+      return failure();
+    }
+    pm.addPass(amp::createAmpAutocast(options));
+    pm.addPass(amp::createAmpCastCleanup());
+  }
+  if (failed(pm.run(*module)))
+    return failure();
+
+  // The entry point: `main`, else the only public function.
+  func::FuncOp entry = module->lookupSymbol<func::FuncOp>("main");
+  if (!entry) {
+    SmallVector<func::FuncOp> publics;
+    for (auto func : module->getOps<func::FuncOp>())
+      if (func.isPublic() && !func.isExternal())
+        publics.push_back(func);
+    if (publics.size() != 1) {
+      module->emitError("no entry function: expected @main or exactly one "
+                        "public function");
+      return failure();
+    }
+    entry = publics.front();
+  }
+  program.entry = entry.getSymName().str();
+  auto name = [](DictionaryAttr attrs, unsigned i, StringRef fallback) {
+    if (attrs)
+      if (auto n = attrs.getAs<StringAttr>("amp.name"))
+        return n.str();
+    return (fallback + Twine(i)).str();
+  };
+  for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    if (!tensorType) {
+      entry.emitError("entry argument ") << i << " is not a ranked tensor";
+      return failure();
+    }
+    program.inputs.push_back(
+        {name(entry.getArgAttrDict(i), i, "input_"), tensorType});
+  }
+  for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    if (!tensorType) {
+      entry.emitError("entry result ") << i << " is not a ranked tensor";
+      return failure();
+    }
+    program.outputs.push_back(
+        {name(entry.getResultAttrDict(i), i, "output_"), tensorType});
+  }
+  entry->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                 UnitAttr::get(&context));
+
+  PassManager lower(&context);
+  amp::buildAmpCpuPipeline(lower);
+  if (failed(lower.run(*module)))
+    return failure();
+  if (!dumpLowered.empty()) {
+    std::string errorMessage;
+    auto output = openOutputFile(dumpLowered, &errorMessage);
+    if (!output) {
+      llvm::errs() << "error: " << errorMessage << "\n";
+      return failure();
+    }
+    OpPrintingFlags flags;
+    flags.elideLargeElementsAttrs(16);
+    module->print(output->os(), flags);
+    output->keep();
+  }
+  return module;
+}
+
+LogicalResult checkInput(const Signature &sig, const Tensor &t,
+                         StringRef source) {
+  Type expected = sig.type.getElementType();
+  Type given = t.elementType;
+  // bf16 travels as float32 in .npy files.
+  bool bf16AsF32 = expected.isBF16() && given.isF32();
+  if (given != expected && !bf16AsF32) {
+    llvm::errs() << "error: input '" << sig.name << "' (" << source
+                 << ") has element type " << typeName(given)
+                 << " but the model expects " << typeName(expected) << "\n";
+    return failure();
+  }
+  bool ok = static_cast<int64_t>(t.shape.size()) == sig.type.getRank();
+  for (int64_t i = 0; ok && i < sig.type.getRank(); ++i)
+    ok = sig.type.isDynamicDim(i) || sig.type.getDimSize(i) == t.shape[i];
+  if (!ok) {
+    llvm::errs() << "error: input '" << sig.name << "' (" << source
+                 << ") has shape " << shapeString(t.shape)
+                 << " but the model expects "
+                 << shapeString(sig.type.getShape()) << "\n";
+    return failure();
+  }
+  return success();
+}
+
+Tensor randomTensor(const Signature &sig, std::mt19937_64 &rng) {
+  Tensor t;
+  t.elementType = sig.type.getElementType();
+  for (int64_t d : sig.type.getShape())
+    t.shape.push_back(ShapedType::isDynamic(d) ? 1 : d);
+  size_t eb = elementBytes(t.elementType);
+  int64_t count = t.count();
+  t.bytes.resize(count * eb);
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int> small(0, 9);
+  Type type = t.elementType;
+  for (int64_t i = 0; i < count; ++i) {
+    char *p = t.bytes.data() + i * eb;
+    if (type.isF32()) {
+      float v = static_cast<float>(real(rng));
+      std::memcpy(p, &v, 4);
+    } else if (type.isF64()) {
+      double v = real(rng);
+      std::memcpy(p, &v, 8);
+    } else if (type.isF16()) {
+      APFloat f(static_cast<float>(real(rng)));
+      bool lost;
+      f.convert(APFloat::IEEEhalf(), APFloat::rmNearestTiesToEven, &lost);
+      uint16_t bits = f.bitcastToAPInt().getZExtValue();
+      std::memcpy(p, &bits, 2);
+    } else if (type.isBF16()) {
+      uint16_t bits = floatToBf16(static_cast<float>(real(rng)));
+      std::memcpy(p, &bits, 2);
+    } else if (type.isInteger(1)) {
+      *p = small(rng) % 2;
+    } else {
+      int64_t v = small(rng);
+      std::memcpy(p, &v, eb);
+    }
+  }
+  return t;
+}
+
+std::string sanitize(StringRef name) {
+  std::string s;
+  for (char c : name)
+    s.push_back(llvm::isAlnum(c) || c == '_' || c == '-' || c == '.' ? c : '_');
+  return s.empty() ? "output" : s;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  registerPassManagerCLOptions();
+  cl::HideUnrelatedOptions(runCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "amp-run: run an amp program (ONNX or amp .mlir) on the CPU\n");
+
+  if (randomInputs && !inputFiles.empty()) {
+    llvm::errs() << "error: give either -i files or --random-inputs\n";
+    return 1;
+  }
+  DialectRegistry registry;
+  amp::registerAmpCpuDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  // Inputs are read before compiling, so a bad file fails fast.
+  SmallVector<Tensor> inputs;
+  for (const std::string &path : inputFiles) {
+    auto tensor = readTensorFile(path, &context);
+    if (!tensor) {
+      llvm::errs() << "error: " << llvm::toString(tensor.takeError()) << "\n";
+      return 1;
+    }
+    inputs.push_back(std::move(*tensor));
+  }
+  SmallVector<Tensor> references;
+  for (const std::string &path : compareTo) {
+    auto tensor = readTensorFile(path, &context);
+    if (!tensor) {
+      llvm::errs() << "error: " << llvm::toString(tensor.takeError()) << "\n";
+      return 1;
+    }
+    references.push_back(std::move(*tensor));
+  }
+
+  auto compileStart = std::chrono::steady_clock::now();
+  Program program;
+  auto module = loadModel(context, sourceMgr, program);
+  if (failed(module))
+    return 1;
+
+  if (!randomInputs && inputs.size() != program.inputs.size()) {
+    llvm::errs() << "error: the model has " << program.inputs.size()
+                 << " input(s) but " << inputs.size()
+                 << " file(s) were given with -i (or use --random-inputs)\n";
+    return 1;
+  }
+  if (!references.empty() && references.size() != program.outputs.size()) {
+    llvm::errs() << "error: the model has " << program.outputs.size()
+                 << " output(s) but " << references.size()
+                 << " --compare-to file(s) were given\n";
+    return 1;
+  }
+  if (randomInputs) {
+    std::mt19937_64 rng(seed);
+    for (const Signature &sig : program.inputs)
+      inputs.push_back(randomTensor(sig, rng));
+  }
+  for (auto [i, sig] : llvm::enumerate(program.inputs)) {
+    StringRef source = randomInputs ? StringRef("random")
+                                    : StringRef(inputFiles[i]);
+    if (failed(checkInput(sig, inputs[i], source)))
+      return 1;
+    if (sig.type.getElementType().isBF16() &&
+        inputs[i].elementType.isF32()) {
+      Tensor converted;
+      converted.elementType = sig.type.getElementType();
+      converted.shape = inputs[i].shape;
+      for (int64_t j = 0; j < inputs[i].count(); ++j) {
+        float f;
+        std::memcpy(&f, inputs[i].bytes.data() + 4 * j, 4);
+        uint16_t bits = floatToBf16(f);
+        converted.bytes.insert(converted.bytes.end(),
+                               reinterpret_cast<char *>(&bits),
+                               reinterpret_cast<char *>(&bits) + 2);
+      }
+      inputs[i] = std::move(converted);
+    }
+  }
+
+  ExecutionEngineOptions options;
+  options.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(**module, options);
+  if (!engine) {
+    llvm::errs() << "error: JIT compilation failed: "
+                 << llvm::toString(engine.takeError()) << "\n";
+    return 1;
+  }
+  program.engine = std::move(*engine);
+  program.engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    unsigned count;
+    const amp::RuntimeSymbol *symbols = amp::getCpuRuntimeSymbols(count);
+    for (unsigned i = 0; i < count; ++i)
+      map[interner(symbols[i].name)] = {
+          llvm::orc::ExecutorAddr::fromPtr(symbols[i].address),
+          llvm::JITSymbolFlags::Exported};
+    // Strided copies (memref.copy) call MLIR's C runner utils.
+    map[interner("memrefCopy")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+        llvm::JITSymbolFlags::Exported};
+    return map;
+  });
+  double compileSeconds = std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - compileStart)
+                              .count();
+
+  SmallVector<Tensor> results;
+  if (failed(program.run(inputs, results)))
+    return 1;
+
+  if (!outputDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
+      llvm::errs() << "error: cannot create '" << outputDir
+                   << "': " << ec.message() << "\n";
+      return 1;
+    }
+    for (auto [sig, tensor] : llvm::zip(program.outputs, results)) {
+      SmallString<256> path(outputDir.getValue());
+      llvm::sys::path::append(path, sanitize(sig.name) + ".npy");
+      if (failed(writeNpy(path, tensor)))
+        return 1;
+    }
+  }
+
+  int status = 0;
+  if (!references.empty()) {
+    for (auto [i, sig, got, want] :
+         llvm::enumerate(program.outputs, results, references)) {
+      bool typeOk = got.elementType == want.elementType ||
+                    (got.elementType.isBF16() && want.elementType.isF32());
+      if (!typeOk) {
+        llvm::outs() << sig.name << ": FAIL element type "
+                     << typeName(got.elementType) << " but the reference is "
+                     << typeName(want.elementType) << "\n";
+        status = 1;
+        continue;
+      }
+      if (got.shape != want.shape) {
+        llvm::outs() << sig.name << ": FAIL shape " << shapeString(got.shape)
+                     << " but the reference is " << shapeString(want.shape)
+                     << "\n";
+        status = 1;
+        continue;
+      }
+      double maxAbs = 0, maxRel = 0;
+      int64_t mismatches = 0;
+      for (int64_t j = 0; j < got.count(); ++j) {
+        double a = elementAsDouble(got, j), b = elementAsDouble(want, j);
+        if (std::isnan(a) && std::isnan(b))
+          continue;
+        if (a == b)
+          continue; // equal infinities
+        double diff = std::fabs(a - b);
+        if (std::isnan(diff))
+          diff = INFINITY;
+        maxAbs = std::max(maxAbs, diff);
+        if (b != 0)
+          maxRel = std::max(maxRel, diff / std::fabs(b));
+        if (!(diff <= absTolerance + relTolerance * std::fabs(b)))
+          ++mismatches;
+      }
+      llvm::outs() << sig.name << ": " << (mismatches ? "FAIL" : "ok")
+                   << " max abs err " << llvm::format("%.3g", maxAbs)
+                   << ", max rel err " << llvm::format("%.3g", maxRel);
+      if (mismatches)
+        llvm::outs() << ", " << mismatches << " of " << got.count()
+                     << " elements beyond atol " << absTolerance.getValue()
+                     << " + rtol " << relTolerance.getValue() << " * |ref|";
+      llvm::outs() << "\n";
+      if (mismatches)
+        status = 1;
+    }
+  }
+
+  if (benchmarkRuns > 0) {
+    unsigned warmup = std::max(1u, benchmarkRuns / 10);
+    for (unsigned i = 0; i < warmup; ++i)
+      if (failed(program.run(inputs, results)))
+        return 1;
+    std::vector<double> times;
+    for (unsigned i = 0; i < benchmarkRuns; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      if (failed(program.run(inputs, results)))
+        return 1;
+      times.push_back(std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
+    }
+    std::sort(times.begin(), times.end());
+    llvm::outs() << "benchmark: " << benchmarkRuns << " runs after " << warmup
+                 << " warm-up, median "
+                 << llvm::format("%.3f", times[times.size() / 2])
+                 << " ms, min " << llvm::format("%.3f", times.front())
+                 << " ms; compile " << llvm::format("%.2f", compileSeconds)
+                 << " s\n";
+  }
+  return status;
+}
