@@ -21,7 +21,8 @@ export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
 
 APT_PACKAGES=(cmake ninja-build ccache g++ llvm-19-dev libmlir-19-dev
   mlir-19-tools llvm-19-tools libonnx-dev libprotobuf-dev protobuf-compiler
-  libgtest-dev libonnx-testdata time python3-torch python3-torchvision)
+  libgtest-dev libonnx-testdata time python3-torch python3-torchvision
+  libdnnl-dev)
 # onnx is pinned: the backend node tests and the operator version table
 # (lib/Target/ONNX/OnnxOpVersions.inc) come from this release.
 PIP_PACKAGES=(onnx==1.23.2 numpy pytest onnxruntime)
@@ -69,7 +70,7 @@ build() {
       -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/build/utils/lit/lit.py" \
       -DPython3_EXECUTABLE="$(command -v "$PYTHON")" >/dev/null
   fi
-  ninja -C "$BUILD" -j "$JOBS" amp-opt amp-unittests
+  ninja -C "$BUILD" -j "$JOBS" amp-opt amp-run amp-unittests
 }
 
 demo() {
@@ -104,7 +105,8 @@ run_tests() {
   log "GoogleTest"
   "$BUILD/bin/amp-unittests" --gtest_brief=1 || status=1
   log "pytest"
-  AMP_OPT="$BUILD/bin/amp-opt" "$PYTHON" -m pytest -q "$ROOT/test/python" || status=1
+  AMP_OPT="$BUILD/bin/amp-opt" AMP_RUN="$BUILD/bin/amp-run" \
+    "$PYTHON" -m pytest -q "$ROOT/test/python" || status=1
   if ((status)); then
     log "some tests FAILED"
   else

@@ -30,3 +30,12 @@ def amp_opt():
     if not os.access(path, os.X_OK):
         pytest.fail(f"amp-opt not found at {path}; build it or set AMP_OPT")
     return AmpOpt(path)
+
+
+@pytest.fixture(scope="session")
+def amp_run():
+    """Path of the amp-run binary under test (``$AMP_RUN`` or the build tree)."""
+    path = os.environ.get("AMP_RUN") or os.path.join(REPO, "build", "bin", "amp-run")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"amp-run not found at {path}; build it or set AMP_RUN")
+    return path
