@@ -848,13 +848,13 @@ struct TriluOpLowering : public OpConversionPattern<TriluOp> {
   matchAndRewrite(TriluOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    int64_t k = 0;
-    if (!isNone(op.getK())) {
-      auto values = getConstantInts(op.getK());
-      if (failed(values) || values->empty())
-        return notLowerable(op, "k is not a constant");
-      k = (*values)[0];
-    }
+    // k may be a runtime scalar.
+    Value kValue;
+    if (!isNone(adaptor.getK()))
+      kValue = toIndex(rewriter, loc, extractScalar(rewriter, loc,
+                                                    adaptor.getK()));
+    else
+      kValue = rewriter.create<arith::ConstantIndexOp>(loc, 0);
     bool upper = op.getUpper() != 0;
     Value input = adaptor.getInput();
     RankedTensorType type = convertedResultType(getTypeConverter(), op);
@@ -869,7 +869,7 @@ struct TriluOpLowering : public OpConversionPattern<TriluOp> {
           Value i = b.create<linalg::IndexOp>(l, rank - 2);
           Value j = b.create<linalg::IndexOp>(l, rank - 1);
           Value diff = b.create<arith::SubIOp>(l, j, i);
-          Value kv = b.create<arith::ConstantIndexOp>(l, k);
+          Value kv = kValue;
           Value keep = b.create<arith::CmpIOp>(
               l, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
               diff, kv);

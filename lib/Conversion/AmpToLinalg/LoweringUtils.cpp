@@ -159,12 +159,33 @@ Value reshapeTensor(OpBuilder &b, Location loc, Value source,
   for (auto [i, size] : llvm::enumerate(type.getShape()))
     mixed.push_back(ShapedType::isDynamic(size) ? sizes[i]
                                                 : b.getIndexAttr(size));
+  // A reassociation is usable when every group of the expanded side is
+  // dynamic exactly when its collapsed dimension is.
+  auto consistent = [](RankedTensorType collapsed, RankedTensorType expanded,
+                       ArrayRef<ReassociationIndices> groups) {
+    for (auto [i, group] : llvm::enumerate(groups)) {
+      bool anyDynamic = llvm::any_of(
+          group, [&](int64_t d) { return expanded.isDynamicDim(d); });
+      if (anyDynamic != collapsed.isDynamicDim(i))
+        return false;
+      if (!anyDynamic) {
+        int64_t product = 1;
+        for (int64_t d : group)
+          product *= expanded.getDimSize(d);
+        if (product != collapsed.getDimSize(i))
+          return false;
+      }
+    }
+    return true;
+  };
   if (auto reassociation =
           getReassociationIndicesForReshape(sourceType, type)) {
-    if (sourceType.getRank() > type.getRank())
+    if (sourceType.getRank() > type.getRank() &&
+        consistent(type, sourceType, *reassociation))
       return b.create<tensor::CollapseShapeOp>(loc, type, source,
                                                *reassociation);
-    if (sourceType.getRank() < type.getRank())
+    if (sourceType.getRank() < type.getRank() &&
+        consistent(sourceType, type, *reassociation))
       return b.create<tensor::ExpandShapeOp>(loc, type, source,
                                              *reassociation, mixed);
   }
@@ -188,6 +209,12 @@ Value reshapeTensor(OpBuilder &b, Location loc, Value source,
       return flat;
     return b.create<tensor::CastOp>(loc, type, flat);
   }
+  // The 1-D tensor is static exactly when the result is.
+  auto flatTarget = RankedTensorType::get(
+      {type.hasStaticShape() ? type.getNumElements() : ShapedType::kDynamic},
+      type.getElementType());
+  if (type.getRank() > 0 && flat.getType() != flatTarget)
+    flat = b.create<tensor::CastOp>(loc, flatTarget, flat);
   ReassociationIndices all;
   for (int64_t i = 0; i < type.getRank(); ++i)
     all.push_back(i);

@@ -1348,8 +1348,10 @@ Moments buildMoments(OpBuilder &b, Location loc, Value x,
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value var = nb.create<arith::DivFOp>(l, a[0], count);
         Value eps = constantScalar(nb, l, compute, epsilon);
-        return nb.create<math::RsqrtOp>(
+        Value root = nb.create<math::SqrtOp>(
             l, nb.create<arith::AddFOp>(l, var, eps));
+        return nb.create<arith::DivFOp>(
+            l, constantScalar(nb, l, compute, 1), root);
       });
   return {centered, meanKept, keepDims(b, loc, inv, rank, axes)};
 }

@@ -5,6 +5,7 @@
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
@@ -53,6 +54,7 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  pm.addPass(createBufferizationToMemRefPass()); // bufferization.clone
 
   pm.addPass(createAmpLinalgToRuntimeCalls());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
