@@ -184,10 +184,20 @@ Value reshapeTensor(OpBuilder &b, Location loc, Value source,
         consistent(type, sourceType, *reassociation))
       return b.create<tensor::CollapseShapeOp>(loc, type, source,
                                                *reassociation);
-    if (sourceType.getRank() < type.getRank() &&
+    if (sourceType.getRank() < type.getRank() && type.hasStaticShape() &&
         consistent(sourceType, type, *reassociation))
       return b.create<tensor::ExpandShapeOp>(loc, type, source,
                                              *reassociation, mixed);
+  }
+  // Dynamic results: tensor.reshape with the sizes as a shape tensor (the
+  // bufferization of a dynamic tensor.expand_shape is broken in MLIR 19).
+  if (!type.hasStaticShape()) {
+    SmallVector<Value> dims;
+    for (OpFoldResult size : mixed)
+      dims.push_back(getValueOrCreateConstantIndexOp(b, loc, size));
+    Value shape = b.create<tensor::FromElementsOp>(
+        loc, RankedTensorType::get({type.getRank()}, b.getIndexType()), dims);
+    return b.create<tensor::ReshapeOp>(loc, type, source, shape);
   }
   // General case: through a 1-D tensor.
   Value flat = source;
