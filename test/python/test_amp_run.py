@@ -26,6 +26,10 @@ float format conversions vs numpy           bit-exact (any NaN matches any NaN)
 
 Error cases check the exit status (1, not a signal), the ``error:`` message
 on stderr and that nothing was written to ``--output-dir``.
+
+Two outputs that the compiled program returns in one buffer
+(test_outputs_sharing_a_buffer) are both copied before the buffer is freed
+(once).
 """
 
 import math
@@ -43,7 +47,8 @@ ort = pytest.importorskip("onnxruntime")
 
 FLOAT, FLOAT16, BFLOAT16, DOUBLE = (TensorProto.FLOAT, TensorProto.FLOAT16,
                                     TensorProto.BFLOAT16, TensorProto.DOUBLE)
-INT64, INT32, UINT8, BOOL = TensorProto.INT64, TensorProto.INT32, TensorProto.UINT8, TensorProto.BOOL
+INT64, INT32, UINT8, BOOL = (TensorProto.INT64, TensorProto.INT32, TensorProto.UINT8,
+                              TensorProto.BOOL)
 
 FP32_RTOL, FP32_ATOL = 1e-4, 1e-5
 TIMEOUT = 120  # seconds per amp-run call; one call takes well under 2 s
@@ -291,7 +296,8 @@ def build_transformer(batch=2):
         helper.make_node("Add", ["res", "f2b"], ["y"]),
     ]
     return make_model(nodes, [vi("x", FLOAT, [batch, seq, d])],
-                      [vi("y", FLOAT, [batch, seq, d]), vi("probs", FLOAT, [batch, heads, seq, seq])],
+                      [vi("y", FLOAT, [batch, seq, d]),
+                       vi("probs", FLOAT, [batch, heads, seq, seq])],
                       weights, name="transformer")
 
 
@@ -536,7 +542,8 @@ def test_output_names_sanitised(amp_run, tmp_path):
 def test_outputs_from_inputs_and_constants(amp_run, tmp_path):
     """Outputs that are a graph input (Identity, twice), a constant (an
     initializer, a folded Shape) and a computed value are all written."""
-    nodes = [helper.make_node("Identity", ["x"], ["x1"]), helper.make_node("Identity", ["x"], ["x2"]),
+    nodes = [helper.make_node("Identity", ["x"], ["x1"]),
+             helper.make_node("Identity", ["x"], ["x2"]),
              helper.make_node("Identity", ["c"], ["k"]), helper.make_node("Shape", ["x"], ["s"]),
              helper.make_node("Neg", ["x"], ["y"])]
     model = make_model(nodes, [vi("x", FLOAT, [3, 4])],
@@ -547,12 +554,6 @@ def test_outputs_from_inputs_and_constants(amp_run, tmp_path):
     run_and_check(amp_run, tmp_path, model, {"x": x}, atol=0, rtol=0)
 
 
-SHARED_BUFFER_BUG = (
-    "Program::run frees each owned result buffer right after copying it, so a "
-    "later result that aliases the same allocation (two Identity outputs of "
-    "one value, ReduceSum keepdims=1 and keepdims=0 of the same axes after "
-    "CSE, a Reshape of another output) is read after free: garbage values for "
-    "small tensors, SIGSEGV in memcpy for buffers large enough to be unmapped")
 
 
 def build_shared_buffer_model(kind, n=65536):
@@ -568,12 +569,13 @@ def build_shared_buffer_model(kind, n=65536):
         return make_model(nodes, [vi("x", FLOAT, [2, n, 2])],
                           [vi("k1", FLOAT, [1, n, 1]), vi("k0", FLOAT, [n])],
                           [init("axes", [0, 2], np.int64)]), (2, n, 2)
-    nodes = [helper.make_node("Neg", ["x"], ["y"]), helper.make_node("Reshape", ["y", "shape"], ["z"])]
-    return make_model(nodes, [vi("x", FLOAT, [2, n])], [vi("y", FLOAT, [2, n]), vi("z", FLOAT, [n, 2])],
+    nodes = [helper.make_node("Neg", ["x"], ["y"]),
+             helper.make_node("Reshape", ["y", "shape"], ["z"])]
+    return make_model(nodes, [vi("x", FLOAT, [2, n])],
+                      [vi("y", FLOAT, [2, n]), vi("z", FLOAT, [n, 2])],
                       [init("shape", [n, 2], np.int64)]), (2, n)
 
 
-@pytest.mark.xfail(reason=SHARED_BUFFER_BUG, strict=True)
 @pytest.mark.parametrize("kind", ["two_identities", "reduce_keepdims_pair", "reshape_view"])
 def test_outputs_sharing_a_buffer(amp_run, tmp_path, kind):
     """Two outputs backed by one buffer (2 x 65,536 floats, so a freed
@@ -596,14 +598,6 @@ def test_dynamic_batch_mlp(amp_run, tmp_path, batch):
     assert outputs[0].shape == (batch, 4)
 
 
-RESHAPE_DYNAMIC_BUG = (
-    "amp-run crashes (SIGSEGV while compiling, in one-shot bufferization of "
-    "tensor.expand_shape) on a Reshape of a tensor with a dynamic dimension "
-    "whose target merges dimensions, e.g. x['B', 5, 16] -> Reshape([0, -1]) "
-    "or Reshape([0, 0, -1])")
-
-
-@pytest.mark.xfail(reason=RESHAPE_DYNAMIC_BUG, strict=True)
 @pytest.mark.parametrize("batch", [1, 3])
 def test_dynamic_batch_transformer(amp_run, tmp_path, batch):
     """The attention block with input ['B', 5, 16] (Reshape with 0 and -1
@@ -620,7 +614,8 @@ def build_dynamic_reshape(in_shape, target, out_shape, perm=None):
         nodes.append(helper.make_node("Transpose", ["x"], ["t"], perm=perm))
         source = "t"
     nodes.append(helper.make_node("Reshape", [source, "target"], ["y"]))
-    return make_model(nodes, [vi("x", FLOAT, ["B", *in_shape])], [vi("y", FLOAT, ["B", *out_shape])],
+    return make_model(nodes, [vi("x", FLOAT, ["B", *in_shape])],
+                      [vi("y", FLOAT, ["B", *out_shape])],
                       [init("target", target, np.int64)], name="dynamic_reshape")
 
 
@@ -634,13 +629,13 @@ def test_dynamic_reshape_splitting_dims(amp_run, tmp_path, target, out_shape):
     np.testing.assert_array_equal(y, x.reshape(3, 5, 2, 8))
 
 
-@pytest.mark.xfail(reason=RESHAPE_DYNAMIC_BUG, strict=True)
 @pytest.mark.parametrize("target, out_shape, perm", [([0, -1], [80], None),
                                                      ([0, 0, -1], [5, 16], None),
                                                      ([0, 0, -1], [5, 16], [0, 2, 1, 3])])
 def test_dynamic_reshape_merging_dims(amp_run, tmp_path, target, out_shape, perm):
     """Reshape x['B', 5, 16] (or a Transpose of x['B', 2, 5, 8]) to merged
-    dims with 0 / -1 entries, on batch 3."""
+    dims with 0 / -1 entries, on batch 3 (this crashed amp-run while
+    bufferizing a dynamic tensor.expand_shape before 845019b)."""
     in_shape = [5, 16] if perm is None else [2, 5, 8]
     model = build_dynamic_reshape(in_shape, target, out_shape, perm)
     x = np.random.default_rng(17).standard_normal((3, *in_shape)).astype(np.float32)
@@ -768,6 +763,42 @@ def test_amp_f16_low_precision_io_wants_f16_input(amp_run, tmp_path):
     assert y.dtype == np.float16
     np.testing.assert_allclose(y.astype(np.float32), ort_run(model, feeds)[0],
                                rtol=1e-2, atol=1e-2)
+
+
+def build_accumulation_model(k=4096):
+    """x[1, k] -> MatMul(ones[k, 1]), ReduceSum(axis 1), Conv(ones 1x1, k channels)."""
+    weights = [init("w", np.ones((k, 1))), init("axes", [1], np.int64),
+               init("shape4", [1, k, 1, 1], np.int64), init("cw", np.ones((1, k, 1, 1)))]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["mm"]),
+             helper.make_node("ReduceSum", ["x", "axes"], ["sum"], keepdims=1),
+             helper.make_node("Reshape", ["x", "shape4"], ["x4"]),
+             helper.make_node("Conv", ["x4", "cw"], ["conv"])]
+    return make_model(nodes, [vi("x", FLOAT, [1, k])],
+                      [vi("mm", FLOAT, [1, 1]), vi("sum", FLOAT, [1, 1]),
+                       vi("conv", FLOAT, [1, 1, 1, 1])], weights, name="accumulation")
+
+
+@pytest.mark.parametrize("amp_type, level", [("f16", 1), ("f16", 2), ("bf16", 1), ("bf16", 2)])
+def test_amp_fp32_accumulation(amp_run, tmp_path, amp_type, level):
+    """With fp32 accumulation (the default) a low-precision sum of 4,096
+    multiples of 1/256 (exact in fp16, bf16 and an fp32 accumulator) is the
+    exact sum rounded once to fp16 / bf16; a low-precision accumulator would
+    stall near 2048 (fp16) or 256 (bf16). MatMul and Conv always run in low
+    precision; ReduceSum does at opt level 2 and may stay fp32 at level 1."""
+    k = 4096
+    x = (np.random.default_rng(20).integers(0, 256, (1, k)) / 256).astype(np.float32)
+    exact = np.float32(x.astype(np.float64).sum())
+    rounded = np.float32(np.float16(exact)) if amp_type == "f16" else bf16_round(exact)
+    assert rounded != exact
+    model = build_accumulation_model(k)
+    model_path = save_model(model, tmp_path)
+    (x_path,) = save_arrays(tmp_path, "x", [x])
+    proc = run_amp(amp_run, model_path, "-i", x_path, "--amp-type", amp_type,
+                   "--amp-opt-level", level, "--output-dir", tmp_path / "out")
+    assert proc.returncode == 0, describe(proc)
+    mm, total, conv = (v.item() for v in load_outputs(tmp_path / "out", output_names(model)))
+    assert mm == rounded and conv == rounded, (mm, conv, rounded, exact)
+    assert total == rounded or (level == 1 and total == exact), (total, rounded, exact)
 
 
 # ----------------------------------------------------------------------------
@@ -1057,7 +1088,7 @@ def test_compare_to_mismatch_fails(amp_run, tmp_path):
 def test_compare_to_tolerance_rule(amp_run, tmp_path):
     """|a - b| <= atol + rtol * |b|: a relative error of 5e-4 passes the default
     rtol 1e-3, 5e-3 fails it and passes --rtol 1e-2."""
-    model_path, x, ref = compare_setup(tmp_path)
+    _, x, ref = compare_setup(tmp_path)
     ref = ref + 1.0  # no zeros, so the relative error is the same everywhere
     model = build_mlp()
     shifted = make_model(list(model.graph.node) + [helper.make_node("Add", ["y", "one"], ["z"])],

@@ -25,6 +25,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -429,6 +430,7 @@ LogicalResult Program::run(ArrayRef<Tensor> args,
   }
   results.clear();
   size_t at = 0;
+  SmallVector<char *> allocations;
   for (const Signature &out : outputs) {
     int64_t rank = out.type.getRank();
     auto *allocated = reinterpret_cast<char *>(resultStruct[at]);
@@ -455,20 +457,22 @@ LogicalResult Program::run(ArrayRef<Tensor> args,
         index[d] = 0;
       }
     }
-    // Results are owned by the caller, except constants (memref.get_global
-    // marks them with 0xdeadbeef) and results that alias an input.
-    bool owned = allocated &&
-                 reinterpret_cast<uintptr_t>(allocated) != 0xdeadbeef;
-    for (auto &copy : copies)
-      if (allocated == copy.data())
-        owned = false;
-    for (size_t j = 0; j < at; ++j)
-      if (resultStruct[j] == reinterpret_cast<int64_t>(allocated))
-        owned = false; // freed with an earlier result
-    if (owned)
-      free(allocated);
+    allocations.push_back(allocated);
     results.push_back(std::move(t));
     at += 3 + 2 * rank;
+  }
+  // Results are owned by the caller, except constants (memref.get_global
+  // marks them with 0xdeadbeef) and results that alias an input; several
+  // results may share one buffer. Free each owned buffer once, after all
+  // results were copied.
+  llvm::SmallPtrSet<char *, 8> freed;
+  for (char *allocated : allocations) {
+    if (!allocated || reinterpret_cast<uintptr_t>(allocated) == 0xdeadbeef)
+      continue;
+    bool isInput = llvm::any_of(
+        copies, [&](auto &copy) { return copy.data() == allocated; });
+    if (!isInput && freed.insert(allocated).second)
+      free(allocated);
   }
   return success();
 }

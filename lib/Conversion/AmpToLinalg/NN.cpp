@@ -859,8 +859,9 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
           RankedTensorType::get(biasShape, elementTypeOf(adaptor.getB()));
       Value bias = reshapeTensor(rewriter, loc, adaptor.getB(), biasType, {});
       init = buildElementwise(
-          rewriter, loc, {bias, emptyTensor(rewriter, loc, accType, outSizes)},
-          accType, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+          rewriter, loc, {bias}, accType,
+          [](OpBuilder &, Location, ValueRange a) { return a[0]; }, false,
+          outSizes);
     } else {
       init = filledTensor(rewriter, loc, accType, outSizes,
                           constantScalar(rewriter, loc, acc, 0));

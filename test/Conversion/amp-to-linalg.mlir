@@ -1,0 +1,191 @@
+// RUN: amp-opt %s -convert-amp-to-linalg -split-input-file | FileCheck %s
+// convert-amp-to-linalg: one rule per case below.
+
+// A low-precision elementwise op computes in f32 and rounds its result
+// once; broadcasting is an indexing map.
+// CHECK-DAG: #[[ID2:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @add_f16
+// CHECK: linalg.generic {indexing_maps = [#[[ID2]], #[[ROW]], #[[ID2]]]
+// CHECK: %[[X:.+]] = arith.extf %{{.+}} : f16 to f32
+// CHECK: %[[Y:.+]] = arith.extf %{{.+}} : f16 to f32
+// CHECK: %[[S:.+]] = arith.addf %[[X]], %[[Y]] : f32
+// CHECK: %[[R:.+]] = arith.truncf %[[S]] : f32 to f16
+// CHECK: linalg.yield %[[R]] : f16
+func.func @add_f16(%a: tensor<2x3xf16>, %b: tensor<3xf16>) -> tensor<2x3xf16> {
+  %0 = amp.add %a, %b : (tensor<2x3xf16>, tensor<3xf16>) -> tensor<2x3xf16>
+  return %0 : tensor<2x3xf16>
+}
+
+// -----
+
+// An fp32-accumulating fp16 MatMul widens its operands (exact), runs the
+// fp32 GEMM (a runtime call later) and rounds once.
+// CHECK-LABEL: func.func @matmul_accumulate_f32
+// CHECK: arith.extf %{{.+}} : f16 to f32
+// CHECK: arith.extf %{{.+}} : f16 to f32
+// CHECK: %[[ACC:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x8xf32>, tensor<8x5xf32>) outs(%{{.+}} : tensor<4x5xf32>)
+// CHECK: linalg.generic {{.+}} ins(%[[ACC]] : tensor<4x5xf32>) outs(%{{.+}} : tensor<4x5xf16>)
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+func.func @matmul_accumulate_f32(%a: tensor<4x8xf16>, %b: tensor<8x5xf16>) -> tensor<4x5xf16> {
+  %0 = amp.matmul %a, %b {amp.accumulate = f32} : (tensor<4x8xf16>, tensor<8x5xf16>) -> tensor<4x5xf16>
+  return %0 : tensor<4x5xf16>
+}
+
+// -----
+
+// Without amp.accumulate, an fp16 MatMul accumulates in fp16: the
+// accumulator is rounded after every multiply-add.
+// CHECK-LABEL: func.func @matmul_accumulate_f16
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: ^bb0(%[[A:.+]]: f16, %[[B:.+]]: f16, %[[C:.+]]: f16):
+// CHECK: %[[P:.+]] = arith.mulf
+// CHECK: %[[S:.+]] = arith.addf %{{.+}}, %[[P]] : f32
+// CHECK: %[[R:.+]] = arith.truncf %[[S]] : f32 to f16
+// CHECK: linalg.yield %[[R]] : f16
+// CHECK-NOT: linalg.matmul
+func.func @matmul_accumulate_f16(%a: tensor<4x8xf16>, %b: tensor<8x5xf16>) -> tensor<4x5xf16> {
+  %0 = amp.matmul %a, %b : (tensor<4x8xf16>, tensor<8x5xf16>) -> tensor<4x5xf16>
+  return %0 : tensor<4x5xf16>
+}
+
+// -----
+
+// Batched MatMul against a 2-D weight: one GEMM over the collapsed rows.
+// CHECK-LABEL: func.func @matmul_rows
+// CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0, 1], [2]] : tensor<2x3x8xf32> into tensor<6x8xf32>
+// CHECK: linalg.matmul ins({{.+}} : tensor<6x8xf32>, tensor<8x5xf32>)
+// CHECK: tensor.expand_shape {{.+}} : tensor<6x5xf32> into tensor<2x3x5xf32>
+func.func @matmul_rows(%a: tensor<2x3x8xf32>, %b: tensor<8x5xf32>) -> tensor<2x3x5xf32> {
+  %0 = amp.matmul %a, %b : (tensor<2x3x8xf32>, tensor<8x5xf32>) -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+}
+
+// -----
+
+// Batched MatMul with batch dimensions on both sides: linalg.batch_matmul.
+// CHECK-LABEL: func.func @matmul_batched
+// CHECK: linalg.batch_matmul ins({{.+}} : tensor<6x4x8xf32>, tensor<6x8x5xf32>)
+func.func @matmul_batched(%a: tensor<2x3x4x8xf32>, %b: tensor<2x3x8x5xf32>) -> tensor<2x3x4x5xf32> {
+  %0 = amp.matmul %a, %b : (tensor<2x3x4x8xf32>, tensor<2x3x8x5xf32>) -> tensor<2x3x4x5xf32>
+  return %0 : tensor<2x3x4x5xf32>
+}
+
+// -----
+
+// Gemm with transB: matmul_transpose_b, accumulating into the broadcast C.
+// CHECK-LABEL: func.func @gemm_trans_b
+// CHECK: %[[INIT:.+]] = linalg.generic {{.+}} ins(%{{.+}} : tensor<5xf32>) outs(%{{.+}} : tensor<4x5xf32>)
+// CHECK: linalg.matmul_transpose_b ins(%{{.+}}, %{{.+}} : tensor<4x8xf32>, tensor<5x8xf32>) outs(%[[INIT]] : tensor<4x5xf32>)
+func.func @gemm_trans_b(%a: tensor<4x8xf32>, %b: tensor<5x8xf32>, %c: tensor<5xf32>) -> tensor<4x5xf32> {
+  %0 = amp.gemm %a, %b, %c {transB = 1 : i64} : (tensor<4x8xf32>, tensor<5x8xf32>, tensor<5xf32>) -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+// Conv: explicit padding, a generic convolution marked for the runtime
+// (strides and dilations as attributes), initialised with the bias.
+// CHECK-LABEL: func.func @conv
+// CHECK: tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<4x1x1xf32>) outs(%{{.+}} : tensor<?x4x8x8xf32>)
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+// CHECK-SAME: ins(%{{.+}}, %{{.+}} : tensor<?x3x18x18xf32>, tensor<4x3x3x3xf32>)
+// CHECK-SAME: {amp_cpu.conv_dilations = array<i64: 1, 1>, amp_cpu.conv_strides = array<i64: 2, 2>, amp_cpu.runtime_call = "conv"}
+func.func @conv(%x: tensor<?x3x16x16xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<?x4x8x8xf32> {
+  %0 = amp.conv %x, %w, %b {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x3x16x16xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<?x4x8x8xf32>
+  return %0 : tensor<?x4x8x8xf32>
+}
+
+// -----
+
+// Grouped Conv: channels split into (group, channels/group).
+// CHECK-LABEL: func.func @conv_grouped
+// CHECK: tensor.expand_shape %{{.+}} : tensor<1x4x8x8xf32> into tensor<1x2x2x8x8xf32>
+// CHECK: tensor.expand_shape %{{.+}} : tensor<6x2x3x3xf32> into tensor<2x3x2x3x3xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.+}}, %{{.+}} : tensor<1x2x2x8x8xf32>, tensor<2x3x2x3x3xf32>)
+// CHECK: amp_cpu.runtime_call = "conv"
+// CHECK: tensor.collapse_shape %{{.+}} : tensor<1x2x3x6x6xf32> into tensor<1x6x6x6xf32>
+func.func @conv_grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32> {
+  %none = amp.none
+  %0 = amp.conv %x, %w, %none {group = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>, none) -> tensor<1x6x6x6xf32>
+  return %0 : tensor<1x6x6x6xf32>
+}
+
+// -----
+
+// Unsigned tensors become signless; the op picks unsigned arithmetic.
+// CHECK-LABEL: func.func @div_u8
+// CHECK-SAME: (%{{.+}}: tensor<4xi8>, %{{.+}}: tensor<4xi8>) -> tensor<4xi8>
+// CHECK: arith.divui %{{.+}}, %{{.+}} : i8
+func.func @div_u8(%a: tensor<4xui8>, %b: tensor<4xui8>) -> tensor<4xui8> {
+  %0 = amp.div %a, %b : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  return %0 : tensor<4xui8>
+}
+
+// -----
+
+// Cast f32 -> bf16 is one truncf; bool -> float is uitofp.
+// CHECK-LABEL: func.func @casts
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: arith.uitofp %{{.+}} : i1 to f32
+func.func @casts(%a: tensor<4xf32>, %b: tensor<4xi1>) -> (tensor<4xbf16>, tensor<4xf32>) {
+  %0 = amp.cast %a {to = bf16} : (tensor<4xf32>) -> tensor<4xbf16>
+  %1 = amp.cast %b {to = f32} : (tensor<4xi1>) -> tensor<4xf32>
+  return %0, %1 : tensor<4xbf16>, tensor<4xf32>
+}
+
+// -----
+
+// ReduceMean with fp32 accumulation: the sum is f32, divided, then rounded
+// once; keepdims reinserts the unit dimension.
+// CHECK-LABEL: func.func @reduce_mean
+// CHECK: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: outs(%{{.+}} : tensor<4xf32>)
+// CHECK: arith.divf
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+// CHECK: tensor.expand_shape %{{.+}} : tensor<4xf16> into tensor<4x1xf16>
+func.func @reduce_mean(%a: tensor<4x8xf16>) -> tensor<4x1xf16> {
+  %axes = amp.constant dense<[1]> : tensor<1xi64>
+  %0 = amp.reduce_mean %a, %axes {amp.accumulate = f32} : (tensor<4x8xf16>, tensor<1xi64>) -> tensor<4x1xf16>
+  return %0 : tensor<4x1xf16>
+}
+
+// -----
+
+// Softmax: max, exp(x - max), sum, divide.
+// CHECK-LABEL: func.func @softmax
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: arith.divf
+func.func @softmax(%a: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %0 = amp.softmax %a : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+// A Reshape to a dynamic shape resolves 0 and -1 at run time and uses
+// tensor.reshape.
+// CHECK-LABEL: func.func @reshape_dynamic
+// CHECK: tensor.extract %{{.+}}[%{{.+}}] : tensor<2xi64>
+// CHECK: arith.divui
+// CHECK: tensor.reshape %{{.+}}(%{{.+}}) : (tensor<?x8xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+func.func @reshape_dynamic(%a: tensor<?x8xf32>, %s: tensor<2xi64>) -> tensor<?x?xf32> {
+  %0 = amp.reshape %a, %s : (tensor<?x8xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// Constants keep their blob; names of arguments are dropped.
+// CHECK-LABEL: func.func @constant
+// CHECK-SAME: (%{{.+}}: tensor<2xf32>) -> tensor<2xf32>
+// CHECK: arith.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+func.func @constant(%a: tensor<2xf32> {amp.name = "x"}) -> tensor<2xf32> {
+  %c = amp.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %0 = amp.mul %a, %c : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
