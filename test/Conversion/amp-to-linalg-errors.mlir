@@ -1,0 +1,52 @@
+// RUN: amp-opt %s -convert-amp-to-linalg -split-input-file -verify-diagnostics
+// Ops (or forms of ops) without a CPU lowering are reported on the op with
+// the ONNX operator name and, where known, the reason.
+
+func.func @no_lowering(%a: tensor<4xf32>) -> tensor<1x?xi64> {
+  // expected-error@+1 {{ONNX NonZero is not lowerable to the CPU backend yet (amp-run cannot run this model; docs/CpuBackend.md lists the lowered operators)}}
+  %0 = amp.non_zero %a : (tensor<4xf32>) -> tensor<1x?xi64>
+  return %0 : tensor<1x?xi64>
+}
+
+// -----
+
+func.func @runtime_axes(%a: tensor<4x8xf32>, %axes: tensor<1xi64>) -> tensor<?x?xf32> {
+  // expected-error@+1 {{ONNX ReduceSum is not lowerable to the CPU backend yet: the axes input is not a constant}}
+  %0 = amp.reduce_sum %a, %axes : (tensor<4x8xf32>, tensor<1xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @maxpool_indices(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xi64> {
+  // expected-error@+1 {{ONNX MaxPool is not lowerable to the CPU backend yet: the Indices output is used}}
+  %y, %i = amp.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x1x4x4xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>)
+  return %i : tensor<1x1x2x2xi64>
+}
+
+// -----
+
+func.func @batchnorm_training(%x: tensor<2x3x4xf32>, %s: tensor<3xf32>) -> tensor<2x3x4xf32> {
+  // expected-error@+1 {{ONNX BatchNormalization is not lowerable to the CPU backend yet: training_mode = 1}}
+  %y, %m, %v = amp.batch_normalization %x, %s, %s, %s, %s {training_mode = 1 : i64} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %y : tensor<2x3x4xf32>
+}
+
+// -----
+
+func.func @slice_runtime_starts(%x: tensor<8xf32>, %s: tensor<1xi64>) -> tensor<?xf32> {
+  %c = amp.constant dense<[6]> : tensor<1xi64>
+  %none = amp.none
+  // expected-error@+1 {{ONNX Slice is not lowerable to the CPU backend yet: starts or ends are not constants}}
+  %y = amp.slice %x, %s, %c, %none, %none : (tensor<8xf32>, tensor<1xi64>, tensor<1xi64>, none, none) -> tensor<?xf32>
+  return %y : tensor<?xf32>
+}
+
+// -----
+
+func.func @conv_dynamic_weights(%x: tensor<1x3x8x8xf32>, %w: tensor<?x3x3x3xf32>) -> tensor<1x?x6x6xf32> {
+  %none = amp.none
+  // expected-error@+1 {{ONNX Conv is not lowerable to the CPU backend yet: weights with a dynamic shape}}
+  %y = amp.conv %x, %w, %none : (tensor<1x3x8x8xf32>, tensor<?x3x3x3xf32>, none) -> tensor<1x?x6x6xf32>
+  return %y : tensor<1x?x6x6xf32>
+}
