@@ -98,6 +98,7 @@ struct ConvertAmpToLinalgPass
     populateElementwisePatterns(converter, patterns);
     populateReductionAndNNPatterns(converter, patterns);
     populateDataMovementPatterns(converter, patterns);
+    populateScatterPatterns(converter, patterns);
 
     // The conversion driver reports an op without a lowering as "failed to
     // legalize"; say instead which ONNX operator cannot run, unless a

@@ -112,6 +112,8 @@ void populateReductionAndNNPatterns(TypeConverter &converter,
                                     RewritePatternSet &patterns);
 void populateDataMovementPatterns(TypeConverter &converter,
                                   RewritePatternSet &patterns);
+void populateScatterPatterns(TypeConverter &converter,
+                             RewritePatternSet &patterns);
 
 } // namespace mlir::amp::lowering
 

@@ -5,6 +5,9 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cctype>
+#include <map>
+
 namespace mlir::amp::lowering {
 namespace {
 
@@ -1479,6 +1482,301 @@ struct RMSNormOpLowering : public OpConversionPattern<RMSNormalizationOp> {
   }
 };
 
+
+//===----------------------------------------------------------------------===//
+// ConvTranspose and Einsum
+//===----------------------------------------------------------------------===//
+
+/// ConvTranspose as a convolution over the zero-stuffed, padded input with
+/// the kernel flipped and its channel dimensions swapped (per group).
+struct ConvTransposeOpLowering : public OpConversionPattern<ConvTransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvTransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getX(), w = adaptor.getW();
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto wType = cast<RankedTensorType>(w.getType());
+    RankedTensorType resultType = convertedResultType(getTypeConverter(), op);
+    int64_t spatial = xType.getRank() - 2;
+    if (!wType.hasStaticShape())
+      return notLowerable(op, "weights with a dynamic shape");
+    for (int64_t i = 0; i < spatial; ++i)
+      if (xType.isDynamicDim(i + 2) || resultType.isDynamicDim(i + 2))
+        return notLowerable(op, "a dynamic spatial size");
+    int64_t groups = op.getGroup();
+    int64_t channels = wType.getDimSize(0), perGroupOut = wType.getDimSize(1);
+    SmallVector<int64_t> kernel(wType.getShape().drop_front(2));
+    SmallVector<int64_t> strides = attrOr(op.getStrides(), spatial, 1);
+    SmallVector<int64_t> dilations = attrOr(op.getDilations(), spatial, 1);
+    SmallVector<int64_t> outPad = attrOr(op.getOutputPadding(), spatial, 0);
+    Type storage = resultType.getElementType();
+    Type acc = accumulatorType(op, storage);
+    if (acc != storage) {
+      x = convertTensor(rewriter, loc, x, acc);
+      w = convertTensor(rewriter, loc, w, acc);
+    }
+    Type element = elementTypeOf(x);
+    Value zero = constantScalar(rewriter, loc, element, 0);
+    // 1. Zero-stuffed input: (in - 1) * stride + 1 per spatial dim.
+    SmallVector<int64_t> stuffedShape = {xType.getDimSize(0),
+                                         xType.getDimSize(1)};
+    SmallVector<OpFoldResult> stuffedSizes = {
+        rewriter.create<tensor::DimOp>(loc, x, 0).getResult(),
+        rewriter.getIndexAttr(xType.getDimSize(1))};
+    SmallVector<OpFoldResult> offsets(xType.getRank(), rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> insertStrides = {rewriter.getIndexAttr(1),
+                                               rewriter.getIndexAttr(1)};
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t in = xType.getDimSize(i + 2);
+      stuffedShape.push_back((in - 1) * strides[i] + 1);
+      stuffedSizes.push_back(rewriter.getIndexAttr(stuffedShape.back()));
+      insertStrides.push_back(rewriter.getIndexAttr(strides[i]));
+    }
+    Value stuffed = filledTensor(
+        rewriter, loc, RankedTensorType::get(stuffedShape, element),
+        stuffedSizes, zero);
+    stuffed = rewriter.create<tensor::InsertSliceOp>(
+        loc, x, stuffed, offsets, getSizes(rewriter, loc, x), insertStrides);
+    // 2. Padding: low = d*(K-1) - pad_begin, high = out - stuffed + pad_begin
+    //    (a negative amount crops).
+    SmallVector<int64_t> begin(spatial, 0);
+    auto pads = op.getPads();
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t in = xType.getDimSize(i + 2), out = resultType.getDimSize(i + 2);
+      int64_t total = strides[i] * (in - 1) + outPad[i] +
+                      (kernel[i] - 1) * dilations[i] + 1 - out;
+      StringRef autoPad = op.getAutoPad();
+      if (autoPad == "SAME_UPPER")
+        begin[i] = total / 2;
+      else if (autoPad == "SAME_LOWER")
+        begin[i] = total - total / 2;
+      else if (pads && autoPad != "VALID")
+        begin[i] = (*pads)[i];
+    }
+    SmallVector<int64_t> low(spatial), high(spatial);
+    for (int64_t i = 0; i < spatial; ++i) {
+      low[i] = dilations[i] * (kernel[i] - 1) - begin[i];
+      high[i] = resultType.getDimSize(i + 2) - stuffedShape[i + 2] + begin[i];
+    }
+    SmallVector<int64_t> padLow, padHigh;
+    for (int64_t i = 0; i < spatial; ++i) {
+      padLow.push_back(std::max<int64_t>(low[i], 0));
+      padHigh.push_back(std::max<int64_t>(high[i], 0));
+    }
+    Value padded = padSpatial(rewriter, loc, stuffed, padLow, padHigh, zero);
+    if (llvm::any_of(low, [](int64_t v) { return v < 0; }) ||
+        llvm::any_of(high, [](int64_t v) { return v < 0; })) {
+      auto paddedType = cast<RankedTensorType>(padded.getType());
+      SmallVector<OpFoldResult> cropOffsets(paddedType.getRank(),
+                                            rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> cropSizes = getSizes(rewriter, loc, padded);
+      SmallVector<int64_t> cropShape(paddedType.getShape());
+      for (int64_t i = 0; i < spatial; ++i) {
+        int64_t cutLow = std::max<int64_t>(-low[i], 0);
+        int64_t cutHigh = std::max<int64_t>(-high[i], 0);
+        cropShape[i + 2] -= cutLow + cutHigh;
+        cropOffsets[i + 2] = rewriter.getIndexAttr(cutLow);
+        cropSizes[i + 2] = rewriter.getIndexAttr(cropShape[i + 2]);
+      }
+      SmallVector<OpFoldResult> ones(paddedType.getRank(),
+                                     rewriter.getIndexAttr(1));
+      padded = rewriter.create<tensor::ExtractSliceOp>(
+          loc, RankedTensorType::get(cropShape, element), padded, cropOffsets,
+          cropSizes, ones);
+    }
+    // 3. Kernel: W[C, F/G, k] -> W'[F, C/G, k] with k flipped.
+    int64_t perGroupIn = channels / groups;
+    SmallVector<int64_t> flippedShape = {perGroupOut * groups, perGroupIn};
+    flippedShape.append(kernel.begin(), kernel.end());
+    auto flippedType = RankedTensorType::get(flippedShape, element);
+    int64_t wRank = flippedType.getRank();
+    Value flipped = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{flippedType}, ValueRange{},
+        ValueRange{rewriter.create<tensor::EmptyOp>(loc, flippedShape,
+                                                    element)},
+        SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(wRank)},
+        SmallVector<utils::IteratorType>(wRank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          auto c = [&](int64_t v) {
+            return b.create<arith::ConstantIndexOp>(l, v);
+          };
+          Value f = b.create<linalg::IndexOp>(l, 0);
+          Value ci = b.create<linalg::IndexOp>(l, 1);
+          Value g = b.create<arith::DivUIOp>(l, f, c(perGroupOut));
+          Value fi = b.create<arith::RemUIOp>(l, f, c(perGroupOut));
+          SmallVector<Value> at = {
+              b.create<arith::AddIOp>(
+                  l, b.create<arith::MulIOp>(l, g, c(perGroupIn)), ci),
+              fi};
+          for (int64_t i = 0; i < spatial; ++i)
+            at.push_back(b.create<arith::SubIOp>(
+                l, c(kernel[i] - 1), b.create<linalg::IndexOp>(l, 2 + i)));
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<tensor::ExtractOp>(l, w, at)});
+        }).getResult(0);
+    // 4. Output initialised with the bias, then a stride-1 convolution.
+    auto accType = resultType.clone(acc);
+    SmallVector<OpFoldResult> outSizes = {
+        rewriter.create<tensor::DimOp>(loc, x, 0).getResult()};
+    for (int64_t i = 1; i < resultType.getRank(); ++i)
+      outSizes.push_back(rewriter.getIndexAttr(resultType.getDimSize(i)));
+    Value init;
+    if (!isNone(adaptor.getB())) {
+      SmallVector<int64_t> biasShape(resultType.getRank() - 1, 1);
+      biasShape[0] = perGroupOut * groups;
+      Value bias = reshapeTensor(
+          rewriter, loc, adaptor.getB(),
+          RankedTensorType::get(biasShape, elementTypeOf(adaptor.getB())),
+          {});
+      init = buildElementwise(
+          rewriter, loc, {bias}, accType,
+          [](OpBuilder &, Location, ValueRange a) { return a[0]; }, false,
+          outSizes);
+    } else {
+      init = filledTensor(rewriter, loc, accType, outSizes,
+                          constantScalar(rewriter, loc, acc, 0));
+    }
+    SmallVector<int64_t> unitStrides(spatial, 1);
+    Value result = ConvOpLowering::buildConv(rewriter, loc, padded, flipped,
+                                             init, unitStrides, dilations,
+                                             groups);
+    rewriter.replaceOp(op, convertTensor(rewriter, loc, result, storage));
+    return success();
+  }
+};
+
+/// Einsum as one linalg.generic: a loop per letter, output letters
+/// parallel, the others reduced.
+struct EinsumOpLowering : public OpConversionPattern<EinsumOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(EinsumOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    std::string equation;
+    for (char c : op.getEquation())
+      if (c != ' ')
+        equation.push_back(c);
+    StringRef eq(equation);
+    auto [lhs, rhs] = eq.split("->");
+    bool explicitOutput = eq.contains("->");
+    SmallVector<StringRef> terms;
+    lhs.split(terms, ',');
+    ValueRange inputs = adaptor.getInputs();
+    if (terms.size() != inputs.size())
+      return notLowerable(op, "malformed equation");
+    // Ellipses become fresh upper-case letters (right-aligned).
+    int64_t ellipsisRank = 0;
+    for (auto [term, input] : llvm::zip(terms, inputs)) {
+      int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+      if (term.contains("..."))
+        ellipsisRank = std::max<int64_t>(
+            ellipsisRank, rank - static_cast<int64_t>(term.size() - 3));
+    }
+    auto expand = [&](StringRef term, int64_t rank) {
+      std::string out;
+      size_t at = term.find("...");
+      if (at == StringRef::npos)
+        return term.str();
+      int64_t count = rank - static_cast<int64_t>(term.size() - 3);
+      std::string fresh;
+      for (int64_t i = ellipsisRank - count; i < ellipsisRank; ++i)
+        fresh.push_back(static_cast<char>('A' + i));
+      return (term.take_front(at) + fresh + term.drop_front(at + 3)).str();
+    };
+    SmallVector<std::string> expanded;
+    for (auto [term, input] : llvm::zip(terms, inputs))
+      expanded.push_back(
+          expand(term, cast<RankedTensorType>(input.getType()).getRank()));
+    std::string output;
+    if (explicitOutput) {
+      std::string fresh;
+      for (int64_t i = 0; i < ellipsisRank; ++i)
+        fresh.push_back(static_cast<char>('A' + i));
+      size_t at = rhs.find("...");
+      output = at == StringRef::npos
+                   ? rhs.str()
+                   : (rhs.take_front(at) + fresh + rhs.drop_front(at + 3)).str();
+    } else {
+      // Implicit: ellipsis dims, then letters seen once, alphabetically.
+      std::map<char, int> counts;
+      for (const std::string &t : expanded)
+        for (char c : t)
+          ++counts[c];
+      for (int64_t i = 0; i < ellipsisRank; ++i)
+        output.push_back(static_cast<char>('A' + i));
+      for (auto [c, n] : counts)
+        if (n == 1 && std::islower(c))
+          output.push_back(c);
+    }
+    // Loop order: output letters, then the reduced ones.
+    std::string letters = output;
+    for (const std::string &t : expanded)
+      for (char c : t)
+        if (letters.find(c) == std::string::npos)
+          letters.push_back(c);
+    int64_t loops = letters.size();
+    MLIRContext *context = rewriter.getContext();
+    auto mapOf = [&](const std::string &term) {
+      SmallVector<AffineExpr> exprs;
+      for (char c : term)
+        exprs.push_back(getAffineDimExpr(letters.find(c), context));
+      return AffineMap::get(loops, 0, exprs, context);
+    };
+    SmallVector<AffineMap> maps;
+    for (const std::string &t : expanded)
+      maps.push_back(mapOf(t));
+    maps.push_back(mapOf(output));
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t i = 0; i < loops; ++i)
+      iterators.push_back(i < static_cast<int64_t>(output.size())
+                              ? utils::IteratorType::parallel
+                              : utils::IteratorType::reduction);
+    RankedTensorType resultType = convertedResultType(getTypeConverter(), op);
+    Type storage = resultType.getElementType();
+    Type acc = accumulatorType(op, storage);
+    SmallVector<OpFoldResult> sizes;
+    for (char c : output) {
+      OpFoldResult size = rewriter.getIndexAttr(1);
+      for (auto [t, input] : llvm::zip(expanded, inputs)) {
+        size_t at = t.find(c);
+        if (at != std::string::npos) {
+          size = rewriter.create<tensor::DimOp>(loc, input, at).getResult();
+          break;
+        }
+      }
+      sizes.push_back(size);
+    }
+    auto accType = resultType.clone(acc);
+    Value init = filledTensor(rewriter, loc, accType, sizes,
+                              constantScalar(rewriter, loc, acc, 0));
+    Value result = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{accType}, inputs, ValueRange{init}, maps, iterators,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Type compute = getComputeType(acc);
+          Value product;
+          for (Value arg : args.drop_back()) {
+            Value v = convertScalar(b, l, toComputeType(b, l, arg), compute,
+                                    false, false);
+            product = !product ? v
+                      : isa<FloatType>(compute)
+                          ? b.create<arith::MulFOp>(l, product, v).getResult()
+                          : b.create<arith::MulIOp>(l, product, v).getResult();
+          }
+          Value a = toComputeType(b, l, args.back());
+          Value sum = isa<FloatType>(compute)
+                          ? b.create<arith::AddFOp>(l, a, product).getResult()
+                          : b.create<arith::AddIOp>(l, a, product).getResult();
+          b.create<linalg::YieldOp>(
+              l, ValueRange{convertScalar(b, l, sum, acc, false, false)});
+        }).getResult(0);
+    rewriter.replaceOp(op, convertTensor(rewriter, loc, result, storage));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateReductionAndNNPatterns(TypeConverter &converter,
@@ -1504,7 +1802,8 @@ void populateReductionAndNNPatterns(TypeConverter &converter,
                GlobalPoolOpLowering<GlobalAveragePoolOp>,
                GlobalPoolOpLowering<GlobalMaxPoolOp>,
                GlobalPoolOpLowering<GlobalLpPoolOp>, BatchNormOpLowering,
-               LayerNormOpLowering, InstanceNormOpLowering, RMSNormOpLowering>(
+               LayerNormOpLowering, InstanceNormOpLowering, RMSNormOpLowering,
+               ConvTransposeOpLowering, EinsumOpLowering>(
       converter, context);
 }
 

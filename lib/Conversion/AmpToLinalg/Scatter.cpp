@@ -1,0 +1,214 @@
+//===- Scatter.cpp - ScatterND, ScatterElements, GatherND -----------------===//
+//
+// Scatters write data-dependent positions in order (later updates win, or
+// combine with the reduction): they are scf.for loops over the updates with
+// tensor iter_args, which one-shot bufferization turns into in-place writes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir::amp::lowering {
+namespace {
+
+Value cIndex(OpBuilder &b, Location loc, int64_t v) {
+  return b.create<arith::ConstantIndexOp>(loc, v);
+}
+
+/// An index read from an integer tensor, made non-negative against `dim`.
+Value readIndex(OpBuilder &b, Location loc, Value indices,
+                ValueRange position, Value dim) {
+  Value raw = b.create<tensor::ExtractOp>(loc, indices, position);
+  Value index = b.create<arith::IndexCastOp>(loc, b.getIndexType(), raw);
+  Value negative = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt,
+                                           index, cIndex(b, loc, 0));
+  return b.create<arith::SelectOp>(
+      loc, negative, b.create<arith::AddIOp>(loc, index, dim), index);
+}
+
+/// Combines an existing and an update scalar per the ONNX reduction.
+Value combine(OpBuilder &b, Location loc, StringRef reduction, Value old,
+              Value update) {
+  bool isFloat = isa<FloatType>(old.getType());
+  Value o = toComputeType(b, loc, old), u = toComputeType(b, loc, update);
+  Value r = u;
+  if (reduction == "add")
+    r = isFloat ? b.create<arith::AddFOp>(loc, o, u).getResult()
+                : b.create<arith::AddIOp>(loc, o, u).getResult();
+  else if (reduction == "mul")
+    r = isFloat ? b.create<arith::MulFOp>(loc, o, u).getResult()
+                : b.create<arith::MulIOp>(loc, o, u).getResult();
+  else if (reduction == "max")
+    r = isFloat ? b.create<arith::MaximumFOp>(loc, o, u).getResult()
+                : b.create<arith::MaxSIOp>(loc, o, u).getResult();
+  else if (reduction == "min")
+    r = isFloat ? b.create<arith::MinimumFOp>(loc, o, u).getResult()
+                : b.create<arith::MinSIOp>(loc, o, u).getResult();
+  return convertScalar(b, loc, r, old.getType(), false, false);
+}
+
+/// Nested scf.for loops over `sizes`, threading one tensor; `body` gets the
+/// induction variables and the current tensor and returns the next one.
+Value loopNest(OpBuilder &b, Location loc, ArrayRef<Value> sizes, Value init,
+               function_ref<Value(OpBuilder &, Location, ValueRange, Value)>
+                   body,
+               SmallVector<Value> ivs = {}) {
+  if (ivs.size() == sizes.size())
+    return body(b, loc, ivs, init);
+  auto loop = b.create<scf::ForOp>(
+      loc, cIndex(b, loc, 0), sizes[ivs.size()], cIndex(b, loc, 1),
+      ValueRange{init},
+      [&](OpBuilder &nb, Location l, Value iv, ValueRange args) {
+        SmallVector<Value> inner(ivs);
+        inner.push_back(iv);
+        Value next = loopNest(nb, l, sizes, args[0], body, inner);
+        nb.create<scf::YieldOp>(l, next);
+      });
+  return loop.getResult(0);
+}
+
+struct ScatterNDOpLowering : public OpConversionPattern<ScatterNDOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ScatterNDOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value data = adaptor.getData(), indices = adaptor.getIndices(),
+          updates = adaptor.getUpdates();
+    auto dataType = cast<RankedTensorType>(data.getType());
+    auto indicesType = cast<RankedTensorType>(indices.getType());
+    int64_t r = dataType.getRank(), q = indicesType.getRank();
+    int64_t k = indicesType.getDimSize(q - 1);
+    if (ShapedType::isDynamic(k))
+      return notLowerable(op, "the index depth is dynamic");
+    StringRef reduction = op.getReduction();
+    SmallVector<Value> dataDims, loopSizes;
+    for (int64_t i = 0; i < r; ++i)
+      dataDims.push_back(rewriter.create<tensor::DimOp>(loc, data, i));
+    for (int64_t i = 0; i + 1 < q; ++i)
+      loopSizes.push_back(rewriter.create<tensor::DimOp>(loc, indices, i));
+    // Each update is a slice of data.shape[k:]: loop over its elements too.
+    SmallVector<Value> sliceSizes(dataDims.begin() + k, dataDims.end());
+    SmallVector<Value> allSizes(loopSizes);
+    allSizes.append(sliceSizes);
+    Value result = loopNest(
+        rewriter, loc, allSizes, data,
+        [&](OpBuilder &b, Location l, ValueRange ivs, Value current) {
+          ValueRange outer = ivs.take_front(q - 1);
+          ValueRange inner = ivs.drop_front(q - 1);
+          SmallVector<Value> at;
+          for (int64_t j = 0; j < k; ++j) {
+            SmallVector<Value> position(outer);
+            position.push_back(cIndex(b, l, j));
+            at.push_back(readIndex(b, l, indices, position, dataDims[j]));
+          }
+          at.append(inner.begin(), inner.end());
+          Value update = b.create<tensor::ExtractOp>(l, updates, ivs);
+          if (reduction != "none") {
+            Value old = b.create<tensor::ExtractOp>(l, current, at);
+            update = combine(b, l, reduction, old, update);
+          }
+          return b.create<tensor::InsertOp>(l, update, current, at)
+              .getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct ScatterElementsOpLowering
+    : public OpConversionPattern<ScatterElementsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ScatterElementsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value data = adaptor.getData(), indices = adaptor.getIndices(),
+          updates = adaptor.getUpdates();
+    int64_t rank = cast<RankedTensorType>(data.getType()).getRank();
+    int64_t axis = normalizeAxis(op.getAxis(), rank);
+    StringRef reduction = op.getReduction();
+    SmallVector<Value> sizes;
+    for (int64_t i = 0; i < rank; ++i)
+      sizes.push_back(rewriter.create<tensor::DimOp>(loc, indices, i));
+    Value axisDim = rewriter.create<tensor::DimOp>(loc, data, axis);
+    Value result = loopNest(
+        rewriter, loc, sizes, data,
+        [&](OpBuilder &b, Location l, ValueRange ivs, Value current) {
+          SmallVector<Value> at(ivs);
+          at[axis] = readIndex(b, l, indices, ivs, axisDim);
+          Value update = b.create<tensor::ExtractOp>(l, updates, ivs);
+          if (reduction != "none") {
+            Value old = b.create<tensor::ExtractOp>(l, current, at);
+            update = combine(b, l, reduction, old, update);
+          }
+          return b.create<tensor::InsertOp>(l, update, current, at)
+              .getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// GatherND: out[b..., i..., s...] = data[b..., indices[b..., i..., :], s...].
+struct GatherNDOpLowering : public OpConversionPattern<GatherNDOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GatherNDOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    auto dataType = cast<RankedTensorType>(data.getType());
+    auto indicesType = cast<RankedTensorType>(indices.getType());
+    int64_t r = dataType.getRank(), q = indicesType.getRank();
+    int64_t batch = op.getBatchDims();
+    int64_t k = indicesType.getDimSize(q - 1);
+    if (ShapedType::isDynamic(k))
+      return notLowerable(op, "the index depth is dynamic");
+    RankedTensorType type = convertedResultType(getTypeConverter(), op);
+    int64_t rank = type.getRank();
+    SmallVector<OpFoldResult> sizes;
+    SmallVector<OpFoldResult> indexSizes = getSizes(rewriter, loc, indices);
+    SmallVector<OpFoldResult> dataSizes = getSizes(rewriter, loc, data);
+    sizes.append(indexSizes.begin(), indexSizes.end() - 1);
+    sizes.append(dataSizes.begin() + batch + k, dataSizes.end());
+    SmallVector<Value> dataDims;
+    for (int64_t i = 0; i < r; ++i)
+      dataDims.push_back(rewriter.create<tensor::DimOp>(loc, data, i));
+    Value result = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{},
+        ValueRange{emptyTensor(rewriter, loc, type, sizes)},
+        SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          SmallVector<Value> outer;
+          for (int64_t i = 0; i + 1 < q; ++i)
+            outer.push_back(b.create<linalg::IndexOp>(l, i));
+          SmallVector<Value> at(outer.begin(), outer.begin() + batch);
+          for (int64_t j = 0; j < k; ++j) {
+            SmallVector<Value> position(outer);
+            position.push_back(cIndex(b, l, j));
+            at.push_back(
+                readIndex(b, l, indices, position, dataDims[batch + j]));
+          }
+          for (int64_t i = q - 1; i < rank; ++i)
+            at.push_back(b.create<linalg::IndexOp>(l, i));
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<tensor::ExtractOp>(l, data, at)});
+        }).getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateScatterPatterns(TypeConverter &converter,
+                             RewritePatternSet &patterns) {
+  patterns.add<ScatterNDOpLowering, ScatterElementsOpLowering,
+               GatherNDOpLowering>(converter, patterns.getContext());
+}
+
+} // namespace mlir::amp::lowering
