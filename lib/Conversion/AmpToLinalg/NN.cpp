@@ -318,6 +318,47 @@ struct ArgReduceOpLowering : public OpConversionPattern<OpTy> {
 // Softmax family
 //===----------------------------------------------------------------------===//
 
+/// softmax(input) or log_softmax(input) along `axis`; intermediates in
+/// `acc` (fp32 for fp32-accumulating low-precision ops), the result rounded
+/// once to `resultType`.
+Value buildSoftmax(OpBuilder &rewriter, Location loc, Value input,
+                   int64_t axis, Type acc, RankedTensorType resultType,
+                   bool isLog) {
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  Type compute = getComputeType(acc);
+  Value max = buildReduction(
+      rewriter, loc, input, {axis}, compute,
+      lowestValue(rewriter, loc, compute, false),
+      [](OpBuilder &b, Location l, Value x, Value a) -> Value {
+        return b.create<arith::MaximumFOp>(l, x, a);
+      });
+  Value maxKept = keepDims(rewriter, loc, max, rank, {axis});
+  Value exps = buildElementwise(
+      rewriter, loc, {input, maxKept}, withElementType(input, acc),
+      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        return b.create<math::ExpOp>(l, b.create<arith::SubFOp>(l, a[0], a[1]));
+      });
+  Value sum = buildReduction(
+      rewriter, loc, exps, {axis}, acc, constantScalar(rewriter, loc, acc, 0),
+      [](OpBuilder &b, Location l, Value x, Value a) -> Value {
+        return b.create<arith::AddFOp>(l, x, a);
+      });
+  Value sumKept = keepDims(rewriter, loc, sum, rank, {axis});
+  if (isLog)
+    return buildElementwise(
+        rewriter, loc, {input, maxKept, sumKept}, resultType,
+        [](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value shifted = b.create<arith::SubFOp>(l, a[0], a[1]);
+          return b.create<arith::SubFOp>(l, shifted,
+                                         b.create<math::LogOp>(l, a[2]));
+        });
+  return buildElementwise(
+      rewriter, loc, {exps, sumKept}, resultType,
+      [](OpBuilder &b, Location l, ValueRange a) -> Value {
+        return b.create<arith::DivFOp>(l, a[0], a[1]);
+      });
+}
+
 template <typename OpTy>
 struct SoftmaxLowering : public OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
@@ -362,42 +403,8 @@ struct SoftmaxLowering : public OpConversionPattern<OpTy> {
       rewriter.replaceOp(op, result);
       return success();
     }
-    Type compute = getComputeType(acc);
-    Value max = buildReduction(
-        rewriter, loc, input, {axis}, compute,
-        lowestValue(rewriter, loc, compute, false),
-        [](OpBuilder &b, Location l, Value x, Value a) -> Value {
-          return b.create<arith::MaximumFOp>(l, x, a);
-        });
-    Value maxKept = keepDims(rewriter, loc, max, rank, {axis});
-    Value exps = buildElementwise(
-        rewriter, loc, {input, maxKept}, withElementType(input, acc),
-        [](OpBuilder &b, Location l, ValueRange a) -> Value {
-          return b.create<math::ExpOp>(
-              l, b.create<arith::SubFOp>(l, a[0], a[1]));
-        });
-    Value sum = buildReduction(
-        rewriter, loc, exps, {axis}, acc, constantScalar(rewriter, loc, acc, 0),
-        [](OpBuilder &b, Location l, Value x, Value a) -> Value {
-          return b.create<arith::AddFOp>(l, x, a);
-        });
-    Value sumKept = keepDims(rewriter, loc, sum, rank, {axis});
-    Value result;
-    if (std::is_same_v<OpTy, LogSoftmaxOp>) {
-      result = buildElementwise(
-          rewriter, loc, {input, maxKept, sumKept}, resultType,
-          [](OpBuilder &b, Location l, ValueRange a) -> Value {
-            Value shifted = b.create<arith::SubFOp>(l, a[0], a[1]);
-            return b.create<arith::SubFOp>(l, shifted,
-                                           b.create<math::LogOp>(l, a[2]));
-          });
-    } else {
-      result = buildElementwise(
-          rewriter, loc, {exps, sumKept}, resultType,
-          [](OpBuilder &b, Location l, ValueRange a) -> Value {
-            return b.create<arith::DivFOp>(l, a[0], a[1]);
-          });
-    }
+    Value result = buildSoftmax(rewriter, loc, input, axis, acc, resultType,
+                                std::is_same_v<OpTy, LogSoftmaxOp>);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -1777,6 +1784,353 @@ struct EinsumOpLowering : public OpConversionPattern<EinsumOp> {
   }
 };
 
+
+//===----------------------------------------------------------------------===//
+// Losses and more normalisations
+//===----------------------------------------------------------------------===//
+
+/// NLL over log-probabilities [N, C, d...] and targets [N, d...]: per
+/// element -logp[n, t, d] * w[t] (0 where t == ignore_index), reduced by
+/// none, sum or the weighted mean.
+Value buildNllLoss(OpBuilder &b, Location loc, Operation *op, Value logProb,
+                   Value target, Value weight, std::optional<int64_t> ignore,
+                   StringRef reduction, RankedTensorType resultType) {
+  auto targetType = cast<RankedTensorType>(target.getType());
+  int64_t rank = targetType.getRank();
+  Type storage = resultType.getElementType();
+  Type acc = isLowPrecisionFloat(storage) ? b.getF32Type() : storage;
+  auto accType = targetType.clone(acc);
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, target);
+  Value classes = b.create<tensor::DimOp>(loc, logProb, 1);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{accType, accType}, ValueRange{target},
+      ValueRange{emptyTensor(b, loc, accType, sizes),
+                 emptyTensor(b, loc, accType, sizes)},
+      SmallVector<AffineMap>(3, b.getMultiDimIdentityMap(rank)),
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value t = args[0];
+        Value zero = constantScalar(nb, l, acc, 0);
+        Value ignored = constantScalar(nb, l, nb.getI1Type(), 0);
+        if (ignore)
+          ignored = nb.create<arith::CmpIOp>(
+              l, arith::CmpIPredicate::eq, t,
+              constantScalar(nb, l, t.getType(), *ignore));
+        // Out-of-range targets are clamped (never read out of bounds).
+        Value index = nb.create<arith::IndexCastOp>(l, nb.getIndexType(), t);
+        Value c0 = nb.create<arith::ConstantIndexOp>(l, 0);
+        Value last = nb.create<arith::SubIOp>(
+            l, classes, nb.create<arith::ConstantIndexOp>(l, 1));
+        index = nb.create<arith::MaxSIOp>(
+            l, c0, nb.create<arith::MinSIOp>(l, index, last));
+        SmallVector<Value> at = {nb.create<linalg::IndexOp>(l, 0), index};
+        for (int64_t i = 1; i < rank; ++i)
+          at.push_back(nb.create<linalg::IndexOp>(l, i));
+        Value lp = convertScalar(
+            nb, l, toComputeType(nb, l, nb.create<tensor::ExtractOp>(l, logProb, at)),
+            acc, false, false);
+        Value w = constantScalar(nb, l, acc, 1);
+        if (weight)
+          w = convertScalar(
+              nb, l,
+              toComputeType(nb, l, nb.create<tensor::ExtractOp>(
+                                       l, weight, ValueRange{index})),
+              acc, false, false);
+        w = nb.create<arith::SelectOp>(l, ignored, zero, w);
+        Value loss = nb.create<arith::NegFOp>(
+            l, nb.create<arith::MulFOp>(l, lp, w));
+        nb.create<linalg::YieldOp>(l, ValueRange{loss, w});
+      });
+  Value losses = generic.getResult(0), weights = generic.getResult(1);
+  if (reduction == "none")
+    return convertTensor(b, loc, losses, storage);
+  SmallVector<int64_t> all;
+  for (int64_t i = 0; i < rank; ++i)
+    all.push_back(i);
+  auto add = [](OpBuilder &nb, Location l, Value x, Value a) -> Value {
+    return nb.create<arith::AddFOp>(l, x, a);
+  };
+  Value zero = constantScalar(b, loc, acc, 0);
+  Value total = buildReduction(b, loc, losses, all, acc, zero, add);
+  if (reduction == "sum")
+    return convertTensor(b, loc, total, storage);
+  Value weightSum = buildReduction(b, loc, weights, all, acc, zero, add);
+  return buildElementwise(
+      b, loc, {total, weightSum}, RankedTensorType::get({}, storage),
+      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return nb.create<arith::DivFOp>(l, a[0], a[1]);
+      });
+}
+
+struct NllLossOpLowering
+    : public OpConversionPattern<NegativeLogLikelihoodLossOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(NegativeLogLikelihoodLossOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value weight = isNone(adaptor.getWeight()) ? Value() : adaptor.getWeight();
+    rewriter.replaceOp(
+        op, buildNllLoss(rewriter, op.getLoc(), op, adaptor.getInput(),
+                         adaptor.getTarget(), weight, op.getIgnoreIndex(),
+                         op.getReduction(),
+                         convertedResultType(getTypeConverter(), op)));
+    return success();
+  }
+};
+
+struct SoftmaxCrossEntropyLossOpLowering
+    : public OpConversionPattern<SoftmaxCrossEntropyLossOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SoftmaxCrossEntropyLossOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value scores = adaptor.getScores();
+    auto scoresType = cast<RankedTensorType>(scores.getType());
+    Type storage = scoresType.getElementType();
+    Type acc = isLowPrecisionFloat(storage) ? rewriter.getF32Type() : storage;
+    Value logProb = buildSoftmax(rewriter, loc, scores, 1, acc,
+                                 scoresType.clone(acc), /*isLog=*/true);
+    Value weight =
+        isNone(adaptor.getWeights()) ? Value() : adaptor.getWeights();
+    Value loss = buildNllLoss(rewriter, loc, op, logProb, adaptor.getLabels(),
+                              weight, op.getIgnoreIndex(), op.getReduction(),
+                              convertedResultType(getTypeConverter(), op, 0));
+    Value logProbOut;
+    if (!op.getLogProb().use_empty())
+      logProbOut = convertTensor(
+          rewriter, loc, logProb,
+          convertedResultType(getTypeConverter(), op, 1).getElementType());
+    rewriter.replaceOp(op, {loss, logProbOut});
+    return success();
+  }
+};
+
+struct LpNormalizationOpLowering
+    : public OpConversionPattern<LpNormalizationOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LpNormalizationOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getX();
+    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+    int64_t axis = normalizeAxis(op.getAxis(), rank);
+    int64_t p = op.getP();
+    if (p != 1 && p != 2)
+      return notLowerable(op, "p other than 1 or 2");
+    Type storage = elementTypeOf(x);
+    Type acc = accumulatorType(op, storage);
+    Value norm = buildReduction(
+        rewriter, loc, x, {axis}, acc, constantScalar(rewriter, loc, acc, 0),
+        [](OpBuilder &b, Location l, Value v, Value a) -> Value {
+          return b.create<arith::AddFOp>(l, v, a);
+        },
+        [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+          if (p == 1)
+            return b.create<math::AbsFOp>(l, v[0]);
+          return b.create<arith::MulFOp>(l, v[0], v[0]);
+        });
+    Value kept = keepDims(rewriter, loc, norm, rank, {axis});
+    Value result = buildElementwise(
+        rewriter, loc, {x, kept}, convertedResultType(getTypeConverter(), op),
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value n = convertScalar(b, l, a[1], a[0].getType(), false, false);
+          if (p == 2)
+            n = b.create<math::SqrtOp>(l, n);
+          return b.create<arith::DivFOp>(l, a[0], n);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct MeanVarianceNormalizationOpLowering
+    : public OpConversionPattern<MeanVarianceNormalizationOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MeanVarianceNormalizationOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getX();
+    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+    SmallVector<int64_t> axes;
+    for (int64_t a : op.getAxes())
+      axes.push_back(normalizeAxis(a, rank));
+    llvm::sort(axes);
+    Type storage = elementTypeOf(x);
+    Type compute = storage.isF64() ? storage : rewriter.getF32Type();
+    // The ONNX function body adds 1e-9 under the square root.
+    Moments m = buildMoments(rewriter, loc, x, axes, compute, 1e-9);
+    Value result = buildElementwise(
+        rewriter, loc, {m.centered, m.invStdDev},
+        convertedResultType(getTypeConverter(), op),
+        [](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return b.create<arith::MulFOp>(l, a[0], a[1]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct GroupNormalizationOpLowering
+    : public OpConversionPattern<GroupNormalizationOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GroupNormalizationOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getX();
+    auto xType = cast<RankedTensorType>(x.getType());
+    int64_t rank = xType.getRank();
+    int64_t groups = op.getNumGroups();
+    int64_t channels = xType.getDimSize(1);
+    if (ShapedType::isDynamic(channels))
+      return notLowerable(op, "a dynamic channel count");
+    // [N, C, s...] -> [N, G, C/G * s...]
+    int64_t inner = channels / groups;
+    for (int64_t i = 2; i < rank; ++i) {
+      if (xType.isDynamicDim(i))
+        return notLowerable(op, "a dynamic spatial size");
+      inner *= xType.getDimSize(i);
+    }
+    SmallVector<OpFoldResult> sizes = {
+        rewriter.create<tensor::DimOp>(loc, x, 0).getResult(),
+        rewriter.getIndexAttr(groups), rewriter.getIndexAttr(inner)};
+    auto groupedType = RankedTensorType::get(
+        {xType.getDimSize(0), groups, inner}, xType.getElementType());
+    Value grouped = reshapeTensor(rewriter, loc, x, groupedType, sizes);
+    Type storage = xType.getElementType();
+    Type compute = storage.isF64() ? storage : rewriter.getF32Type();
+    Moments m = buildMoments(rewriter, loc, grouped, {2}, compute,
+                             op.getEpsilon().convertToDouble());
+    Value normalized = buildElementwise(
+        rewriter, loc, {m.centered, m.invStdDev},
+        withElementType(m.centered, compute),
+        [](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return b.create<arith::MulFOp>(l, a[0], a[1]);
+        });
+    Value back = reshapeTensor(rewriter, loc, normalized,
+                               xType.clone(compute),
+                               getSizes(rewriter, loc, x));
+    // Scale and bias per channel (opset 21) or per group (opset 18).
+    auto scaleType = cast<RankedTensorType>(adaptor.getScale().getType());
+    Value scale = adaptor.getScale(), bias = adaptor.getBias();
+    if (scaleType.getDimSize(0) == groups && groups != channels) {
+      auto expand = [&](Value v) {
+        auto t = cast<RankedTensorType>(v.getType());
+        auto to = RankedTensorType::get({groups, channels / groups},
+                                        t.getElementType());
+        return buildElementwise(
+            rewriter, loc,
+            {reshapeTensor(rewriter, loc, v,
+                           RankedTensorType::get({groups, 1},
+                                                 t.getElementType()),
+                           {})},
+            to, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+      };
+      auto flat = [&](Value v) {
+        auto t = cast<RankedTensorType>(v.getType());
+        return reshapeTensor(
+            rewriter, loc, v,
+            RankedTensorType::get({channels}, t.getElementType()), {});
+      };
+      scale = flat(expand(scale));
+      bias = flat(expand(bias));
+    }
+    Value result = buildElementwise(
+        rewriter, loc,
+        {back, perChannel(rewriter, loc, scale, rank),
+         perChannel(rewriter, loc, bias, rank)},
+        convertedResultType(getTypeConverter(), op),
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          auto conv = [&](Value v) {
+            return convertScalar(b, l, v, a[0].getType(), false, false);
+          };
+          return b.create<arith::AddFOp>(
+              l, b.create<arith::MulFOp>(l, a[0], conv(a[1])), conv(a[2]));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// LRN: x / (bias + alpha / size * sum of squares over a channel window)^beta.
+struct LRNOpLowering : public OpConversionPattern<LRNOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LRNOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getX();
+    auto xType = cast<RankedTensorType>(x.getType());
+    int64_t rank = xType.getRank();
+    int64_t size = op.getSize();
+    Type storage = xType.getElementType();
+    Type compute = getComputeType(storage);
+    double alpha = op.getAlpha().convertToDouble();
+    double beta = op.getBeta().convertToDouble();
+    double bias = op.getBias().convertToDouble();
+    int64_t before = (size - 1) / 2, after = size - 1 - before;
+    Value squares = buildElementwise(
+        rewriter, loc, {x}, xType.clone(compute),
+        [](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return b.create<arith::MulFOp>(l, a[0], a[0]);
+        });
+    SmallVector<OpFoldResult> low(rank, rewriter.getIndexAttr(0)),
+        high(rank, rewriter.getIndexAttr(0));
+    low[1] = rewriter.getIndexAttr(before);
+    high[1] = rewriter.getIndexAttr(after);
+    SmallVector<int64_t> padShape(xType.getShape());
+    if (!ShapedType::isDynamic(padShape[1]))
+      padShape[1] += size - 1;
+    Value padded = rewriter.create<tensor::PadOp>(
+        loc, RankedTensorType::get(padShape, compute), squares, low, high,
+        constantScalar(rewriter, loc, compute, 0));
+    // out[n, c, s...] = sum_k padded[n, c + k, s...]
+    MLIRContext *context = rewriter.getContext();
+    int64_t loops = rank + 1;
+    SmallVector<AffineExpr> inExprs, winExprs = {getAffineDimExpr(rank, context)},
+                                     outExprs;
+    for (int64_t i = 0; i < rank; ++i) {
+      AffineExpr d = getAffineDimExpr(i, context);
+      inExprs.push_back(i == 1 ? d + getAffineDimExpr(rank, context) : d);
+      outExprs.push_back(d);
+    }
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    Value window = rewriter.create<tensor::EmptyOp>(
+        loc, ArrayRef<int64_t>{size}, rewriter.getI1Type());
+    Value sums = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{xType.clone(compute)}, ValueRange{padded, window},
+        ValueRange{filledTensor(rewriter, loc, xType.clone(compute),
+                                getSizes(rewriter, loc, x),
+                                constantScalar(rewriter, loc, compute, 0))},
+        SmallVector<AffineMap>{AffineMap::get(loops, 0, inExprs, context),
+                               AffineMap::get(loops, 0, winExprs, context),
+                               AffineMap::get(loops, 0, outExprs, context)},
+        iterators, [](OpBuilder &b, Location l, ValueRange args) {
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<arith::AddFOp>(l, args[0], args[2])});
+        }).getResult(0);
+    Value result = buildElementwise(
+        rewriter, loc, {x, sums}, convertedResultType(getTypeConverter(), op),
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Type t = a[0].getType();
+          Value scaled = b.create<arith::AddFOp>(
+              l, constantScalar(b, l, t, bias),
+              b.create<arith::MulFOp>(l, constantScalar(b, l, t, alpha / size),
+                                      a[1]));
+          return b.create<arith::DivFOp>(
+              l, a[0],
+              b.create<math::PowFOp>(l, scaled, constantScalar(b, l, t, beta)));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateReductionAndNNPatterns(TypeConverter &converter,
@@ -1803,7 +2157,10 @@ void populateReductionAndNNPatterns(TypeConverter &converter,
                GlobalPoolOpLowering<GlobalMaxPoolOp>,
                GlobalPoolOpLowering<GlobalLpPoolOp>, BatchNormOpLowering,
                LayerNormOpLowering, InstanceNormOpLowering, RMSNormOpLowering,
-               ConvTransposeOpLowering, EinsumOpLowering>(
+               ConvTransposeOpLowering, EinsumOpLowering, NllLossOpLowering,
+               SoftmaxCrossEntropyLossOpLowering, LpNormalizationOpLowering,
+               MeanVarianceNormalizationOpLowering,
+               GroupNormalizationOpLowering, LRNOpLowering>(
       converter, context);
 }
 
