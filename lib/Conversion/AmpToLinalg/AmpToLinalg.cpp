@@ -99,6 +99,7 @@ struct ConvertAmpToLinalgPass
     populateReductionAndNNPatterns(converter, patterns);
     populateDataMovementPatterns(converter, patterns);
     populateScatterPatterns(converter, patterns);
+    populateResizePatterns(converter, patterns);
 
     // The conversion driver reports an op without a lowering as "failed to
     // legalize"; say instead which ONNX operator cannot run, unless a

@@ -114,6 +114,8 @@ void populateDataMovementPatterns(TypeConverter &converter,
                                   RewritePatternSet &patterns);
 void populateScatterPatterns(TypeConverter &converter,
                              RewritePatternSet &patterns);
+void populateResizePatterns(TypeConverter &converter,
+                            RewritePatternSet &patterns);
 
 } // namespace mlir::amp::lowering
 

@@ -1938,7 +1938,12 @@ struct LpNormalizationOpLowering
           Value n = convertScalar(b, l, a[1], a[0].getType(), false, false);
           if (p == 2)
             n = b.create<math::SqrtOp>(l, n);
-          return b.create<arith::DivFOp>(l, a[0], n);
+          // A zero norm gives 0, not NaN.
+          Value zero = constantScalar(b, l, n.getType(), 0);
+          Value isZero = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
+                                                 n, zero);
+          return b.create<arith::SelectOp>(
+              l, isZero, zero, b.create<arith::DivFOp>(l, a[0], n));
         });
     rewriter.replaceOp(op, result);
     return success();
