@@ -20,6 +20,8 @@ struct AxisPlan {
   int64_t dim;
   Value in, out;           // index
   Value scale;             // compute type
+  Value length;            // output length in the coordinate formulas:
+                           // in * scale when scales are given
   Value roiStart, roiEnd;  // compute type (tf_crop_and_resize)
 };
 
@@ -107,6 +109,10 @@ struct ResizeOpLowering : public OpConversionPattern<ResizeOp> {
         plan.scale = rewriter.create<arith::DivFOp>(
             loc, indexToCompute(plan.out), inF);
       }
+      plan.length = hasScales
+                        ? rewriter.create<arith::MulFOp>(loc, inF, plan.scale)
+                              .getResult()
+                        : indexToCompute(plan.out);
       if (transform == "tf_crop_and_resize") {
         if (isNone(adaptor.getRoi()))
           return notLowerable(op, "tf_crop_and_resize without roi");
@@ -161,7 +167,7 @@ struct ResizeOpLowering : public OpConversionPattern<ResizeOp> {
           Value outside = constantScalar(b, l, b.getI1Type(), 0);
           for (const AxisPlan &p : plans) {
             Value xo = toF(base[p.dim]);
-            Value in = toF(p.in), out = toF(p.out), scale = p.scale;
+            Value in = toF(p.in), out = p.length, scale = p.scale;
             Value half = f(0.5), one = f(1);
             Value inMinus1 = sub(in, one), outMinus1 = sub(out, one);
             Value outIsOne = b.create<arith::CmpFOp>(
@@ -172,6 +178,8 @@ struct ResizeOpLowering : public OpConversionPattern<ResizeOp> {
             Value src;
             if (transform == "asymmetric") {
               src = div(xo, scale);
+            } else if (transform == "tf_half_pixel_for_nn") {
+              src = div(add(xo, half), scale);
             } else if (transform == "align_corners") {
               src = pick(outIsOne, f(0),
                          mul(xo, div(inMinus1, pick(outIsOne, one,
@@ -193,7 +201,7 @@ struct ResizeOpLowering : public OpConversionPattern<ResizeOp> {
               outside = b.create<arith::OrIOp>(
                   l, outside, b.create<arith::OrIOp>(l, below, above));
             } else if (transform == "half_pixel_symmetric") {
-              Value adjustment = div(out, mul(scale, in));
+              Value adjustment = div(toF(p.out), out);
               Value offset = mul(mul(in, half), sub(one, adjustment));
               src = add(offset, sub(div(add(xo, half), scale), half));
             } else { // half_pixel
