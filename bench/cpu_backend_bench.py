@@ -256,11 +256,17 @@ def run_amp(amp_run, path, input_files, ref_files, runs, timeout):
     for f in ref_files:
         cmd += ["--compare-to", f]
     cmd += [f"--rtol={RTOL}", f"--atol={ATOL}", f"--benchmark={runs}"]
-    start = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {timeout} s", "command": " ".join(cmd)}
+    for attempt in range(3):
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            break
+        except subprocess.TimeoutExpired:
+            return {"error": f"timed out after {timeout} s", "command": " ".join(cmd)}
+        except OSError as err:  # E.g. the binary is being relinked right now.
+            if attempt == 2:
+                return {"error": f"cannot start amp-run: {err}", "command": " ".join(cmd)}
+            time.sleep(10)
     wall = time.perf_counter() - start
     result = {"command": " ".join(cmd), "returncode": proc.returncode,
               "wall_s": round(wall, 2), "stdout": proc.stdout, "stderr": proc.stderr[-4000:]}
@@ -299,7 +305,9 @@ def bench_model(name, path, args, work):
     del model
     row["inputs"] = {k: f"{v.dtype}{list(v.shape)}" for k, v in inputs.items()}
 
-    print(f"[{name}] onnxruntime ...", file=sys.stderr, flush=True)
+    row["load_average_before"] = load_average()
+    print(f"[{name}] onnxruntime ... (load average {row['load_average_before']})",
+          file=sys.stderr, flush=True)
     med, low, outputs, out_names = time_ort(path, inputs, args.runs, optimize=True)
     row.update(ort_ms=med, ort_min_ms=low)
     med, low, _, _ = time_ort(path, inputs, args.runs, optimize=False)
