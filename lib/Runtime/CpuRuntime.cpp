@@ -104,10 +104,51 @@ struct ConvKey {
   bool operator<(const ConvKey &other) const { return words < other.words; }
 };
 
+/// A convolution primitive for one shape. When oneDNN prefers blocked
+/// layouts (format_tag_any), the plain buffers are reordered into scratch
+/// buffers around the call; constant weights are reordered once and cached.
 struct ConvPrimitive {
   dnnl_primitive_t primitive = nullptr;
-  dnnl_memory_desc_t src, weights, dst;
+  dnnl_memory_desc_t src, weights, dst;                // plain (strided)
+  dnnl_memory_desc_t blockedSrc, blockedWeights, blockedDst;
+  bool reorderSrc = false, reorderWeights = false, reorderDst = false;
+  dnnl_primitive_t srcIn = nullptr, weightsIn = nullptr, dstIn = nullptr,
+                   dstOut = nullptr;
+  std::vector<float> srcScratch, dstScratch;
+  std::map<const void *, std::vector<float>> weightCache;
+  std::vector<float> weightScratch;
 };
+
+dnnl_primitive_t makeReorder(dnnl_engine_t engine, const dnnl_memory_desc_t &from,
+                             const dnnl_memory_desc_t &to) {
+  dnnl_primitive_desc_t pd;
+  if (dnnl_reorder_primitive_desc_create(&pd, &from, engine, &to, engine,
+                                         nullptr) != dnnl_success)
+    return nullptr;
+  dnnl_primitive_t reorder = nullptr;
+  if (dnnl_primitive_create(&reorder, pd) != dnnl_success)
+    reorder = nullptr;
+  dnnl_primitive_desc_destroy(pd);
+  return reorder;
+}
+
+bool runReorder(dnnl_engine_t engine, dnnl_stream_t stream,
+                dnnl_primitive_t reorder, const dnnl_memory_desc_t &fromMd,
+                const void *from, const dnnl_memory_desc_t &toMd, void *to) {
+  dnnl_memory_t src, dst;
+  dnnl_memory_create(&src, &fromMd, engine, const_cast<void *>(from));
+  dnnl_memory_create(&dst, &toMd, engine, to);
+  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}};
+  dnnl_status_t status = dnnl_primitive_execute(reorder, stream, 2, args);
+  dnnl_stream_wait(stream);
+  dnnl_memory_destroy(src);
+  dnnl_memory_destroy(dst);
+  return status == dnnl_success;
+}
+
+size_t floatsOf(const dnnl_memory_desc_t &md) {
+  return (dnnl_memory_desc_get_size(&md) + sizeof(float) - 1) / sizeof(float);
+}
 
 struct Engine {
   dnnl_engine_t engine = nullptr;
@@ -237,10 +278,29 @@ ConvPrimitive *getConv(Engine &engine, const std::vector<int64_t> &srcDims,
   }
   if (!initDesc(&conv.src, srcDims, srcStrides) ||
       !initDesc(&conv.weights, weiDims, weiStrides) ||
-      !initDesc(&conv.dst, dstDims, dstStrides) ||
-      dnnl_dilated_convolution_forward_desc_init(
-          &desc, dnnl_forward_inference, dnnl_convolution_direct, &conv.src,
-          &conv.weights, nullptr, &conv.dst, strides, dilates, padding,
+      !initDesc(&conv.dst, dstDims, dstStrides))
+    return nullptr;
+  // Let oneDNN choose its layouts (blocked ones run the fast direct
+  // kernels); AMP_CPU_PLAIN_CONV=1 keeps the plain ones.
+  static const bool plainOnly = getenv("AMP_CPU_PLAIN_CONV") != nullptr;
+  dnnl_memory_desc_t anySrc = conv.src, anyWeights = conv.weights,
+                     anyDst = conv.dst;
+  if (!plainOnly) {
+    auto anyOf = [](const std::vector<int64_t> &dims, dnnl_memory_desc_t &md) {
+      dnnl_dims_t d;
+      for (size_t i = 0; i < dims.size(); ++i)
+        d[i] = dims[i];
+      return dnnl_memory_desc_init_by_tag(&md, static_cast<int>(dims.size()),
+                                          d, dnnl_f32, dnnl_format_tag_any) ==
+             dnnl_success;
+    };
+    if (!anyOf(srcDims, anySrc) || !anyOf(weiDims, anyWeights) ||
+        !anyOf(dstDims, anyDst))
+      return nullptr;
+  }
+  if (dnnl_dilated_convolution_forward_desc_init(
+          &desc, dnnl_forward_inference, dnnl_convolution_direct, &anySrc,
+          &anyWeights, nullptr, &anyDst, strides, dilates, padding,
           padding) != dnnl_success)
     return nullptr;
   // dst += conv: a sum post-op.
@@ -257,9 +317,38 @@ ConvPrimitive *getConv(Engine &engine, const std::vector<int64_t> &srcDims,
   dnnl_primitive_attr_destroy(attr);
   if (status != dnnl_success)
     return nullptr;
+  conv.blockedSrc = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+  conv.blockedWeights =
+      *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+  conv.blockedDst = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
   status = dnnl_primitive_create(&conv.primitive, pd);
   dnnl_primitive_desc_destroy(pd);
   if (status != dnnl_success) {
+    conv.primitive = nullptr;
+    return nullptr;
+  }
+  conv.reorderSrc = !dnnl_memory_desc_equal(&conv.src, &conv.blockedSrc);
+  conv.reorderWeights =
+      !dnnl_memory_desc_equal(&conv.weights, &conv.blockedWeights);
+  conv.reorderDst = !dnnl_memory_desc_equal(&conv.dst, &conv.blockedDst);
+  bool ok = true;
+  if (conv.reorderSrc) {
+    conv.srcIn = makeReorder(engine.engine, conv.src, conv.blockedSrc);
+    conv.srcScratch.resize(floatsOf(conv.blockedSrc));
+    ok &= conv.srcIn != nullptr;
+  }
+  if (conv.reorderWeights) {
+    conv.weightsIn =
+        makeReorder(engine.engine, conv.weights, conv.blockedWeights);
+    ok &= conv.weightsIn != nullptr;
+  }
+  if (conv.reorderDst) {
+    conv.dstIn = makeReorder(engine.engine, conv.dst, conv.blockedDst);
+    conv.dstOut = makeReorder(engine.engine, conv.blockedDst, conv.dst);
+    conv.dstScratch.resize(floatsOf(conv.blockedDst));
+    ok &= conv.dstIn && conv.dstOut;
+  }
+  if (!ok) {
     conv.primitive = nullptr;
     return nullptr;
   }
@@ -273,7 +362,7 @@ extern "C" void amp_cpu_conv_f32(int64_t rankX, void *xDesc, int64_t rankW,
                                  int64_t stride0, int64_t stride1,
                                  int64_t stride2, int64_t dilation0,
                                  int64_t dilation1, int64_t dilation2,
-                                 int64_t spatial) {
+                                 int64_t spatial, int64_t constantWeights) {
   View x(rankX, xDesc), w(rankW, wDesc), y(rankY, yDesc);
   int64_t stride[3] = {stride0, stride1, stride2};
   int64_t dil[3] = {dilation0, dilation1, dilation2};
@@ -306,20 +395,56 @@ extern "C" void amp_cpu_conv_f32(int64_t rankX, void *xDesc, int64_t rankW,
           getConv(engine, srcDims, srcStrides, w.sizes, w.strides, dstDims,
                   dstStrides, spatial, stride, dil);
       if (conv) {
+        dnnl_engine_t e = engine.engine;
+        dnnl_stream_t st = engine.stream;
+        bool ok = true;
+        const void *srcData = x.data;
+        if (conv->reorderSrc) {
+          ok &= runReorder(e, st, conv->srcIn, conv->src, x.data,
+                           conv->blockedSrc, conv->srcScratch.data());
+          srcData = conv->srcScratch.data();
+        }
+        const void *weiData = w.data;
+        if (conv->reorderWeights) {
+          std::vector<float> *reordered = &conv->weightScratch;
+          bool cached = false;
+          if (constantWeights) {
+            auto found = conv->weightCache.find(w.data);
+            cached = found != conv->weightCache.end();
+            reordered = &conv->weightCache[w.data];
+          }
+          if (!cached) {
+            reordered->resize(floatsOf(conv->blockedWeights));
+            ok &= runReorder(e, st, conv->weightsIn, conv->weights, w.data,
+                             conv->blockedWeights, reordered->data());
+          }
+          weiData = reordered->data();
+        }
+        void *dstData = y.data;
+        if (conv->reorderDst) {
+          ok &= runReorder(e, st, conv->dstIn, conv->dst, y.data,
+                           conv->blockedDst, conv->dstScratch.data());
+          dstData = conv->dstScratch.data();
+        }
         dnnl_memory_t src, wei, dst;
-        dnnl_memory_create(&src, &conv->src, engine.engine, x.data);
-        dnnl_memory_create(&wei, &conv->weights, engine.engine, w.data);
-        dnnl_memory_create(&dst, &conv->dst, engine.engine, y.data);
+        dnnl_memory_create(&src, &conv->blockedSrc, e,
+                           const_cast<void *>(srcData));
+        dnnl_memory_create(&wei, &conv->blockedWeights, e,
+                           const_cast<void *>(weiData));
+        dnnl_memory_create(&dst, &conv->blockedDst, e, dstData);
         dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, src},
                                    {DNNL_ARG_WEIGHTS, wei},
                                    {DNNL_ARG_DST, dst}};
-        dnnl_status_t status =
-            dnnl_primitive_execute(conv->primitive, engine.stream, 3, args);
-        dnnl_stream_wait(engine.stream);
+        ok &= dnnl_primitive_execute(conv->primitive, st, 3, args) ==
+              dnnl_success;
+        dnnl_stream_wait(st);
         dnnl_memory_destroy(src);
         dnnl_memory_destroy(wei);
         dnnl_memory_destroy(dst);
-        if (status == dnnl_success)
+        if (ok && conv->reorderDst)
+          ok &= runReorder(e, st, conv->dstOut, conv->blockedDst,
+                           conv->dstScratch.data(), conv->dst, y.data);
+        if (ok)
           return;
       }
     }

@@ -48,6 +48,25 @@ func::FuncOp getOrDeclare(ModuleOp module, StringRef name,
   return func;
 }
 
+/// Whether a buffer is (a view of) a constant global: its contents never
+/// change, so the runtime may cache a reordered copy.
+bool isConstantBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto global = dyn_cast<memref::GetGlobalOp>(def)) {
+      auto symbol = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+          def, global.getNameAttr());
+      return symbol && symbol.getConstant();
+    }
+    if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp,
+            memref::ReinterpretCastOp, memref::SubViewOp>(def)) {
+      value = def->getOperand(0);
+      continue;
+    }
+    return false;
+  }
+  return false;
+}
+
 void emitCall(OpBuilder &b, Location loc, func::FuncOp callee,
               ValueRange memrefs, ArrayRef<int64_t> ints) {
   SmallVector<Value> args;
@@ -92,7 +111,8 @@ struct AmpLinalgToRuntimeCallsPass
         d.resize(3, 1);
         ints.append(d);
         ints.push_back(strides.size());
-        func::FuncOp callee = getOrDeclare(module, "amp_cpu_conv_f32", 3, 7);
+        ints.push_back(isConstantBuffer(op->getOperand(1)) ? 1 : 0);
+        func::FuncOp callee = getOrDeclare(module, "amp_cpu_conv_f32", 3, 8);
         emitCall(b, loc, callee, op->getOperands(), ints);
       } else {
         bool batched = isa<linalg::BatchMatmulOp,
