@@ -58,7 +58,14 @@ func.func @conv(%x: memref<1x3x9x9xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4
 // Weights read from a constant global are marked constant (1), through
 // views.
 // CHECK-LABEL: func.func @conv_constant_weights
-// CHECK: %[[C:.+]] = arith.constant 1 : i64
+// CHECK: arith.constant 2 : i64
+// CHECK-NEXT: arith.constant 2 : i64
+// CHECK-NEXT: arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 2 : i64
+// CHECK-NEXT: %[[C:.+]] = arith.constant 1 : i64
 // CHECK-NEXT: call @amp_cpu_conv_f32({{.+}}, %[[C]])
 memref.global "private" constant @weights : memref<4x3x3x3xf32> = dense<1.0>
 func.func @conv_constant_weights(%x: memref<1x3x9x9xf32>, %y: memref<1x4x4x4xf32>) {
