@@ -10,8 +10,8 @@ For each model, in one run and on the same machine:
   OpenMP, all cores unless ``OMP_NUM_THREADS`` says otherwise). Reported:
   the median of its ``N`` timed runs (after ``max(1, N/10)`` warm-up runs,
   timed inside amp-run around the compiled function only) and its compile
-  time (ONNX import, lowering and JIT; the process start and the reading of
-  the model file are not counted in either).
+  time (reading and importing the ONNX file, lowering and JIT compilation;
+  not the process start).
 * **onnxruntime.** ``InferenceSession(MODEL,
   providers=["CPUExecutionProvider"])`` in this process with the default
   session options (all graph optimisations, ``intra_op_num_threads`` 0 =

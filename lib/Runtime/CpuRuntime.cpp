@@ -11,7 +11,9 @@
 
 #include <dnnl.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -19,6 +21,43 @@
 #include <vector>
 
 namespace {
+
+/// AMP_CPU_PROFILE=1: time spent in the runtime calls, printed at exit.
+struct Profile {
+  bool enabled = getenv("AMP_CPU_PROFILE") != nullptr;
+  double matmulMs = 0, convMs = 0;
+  long matmulCalls = 0, convCalls = 0;
+  ~Profile() {
+    if (enabled)
+      fprintf(stderr,
+              "amp-cpu-runtime: %ld matmul calls %.1f ms, %ld conv calls "
+              "%.1f ms\n",
+              matmulCalls, matmulMs, convCalls, convMs);
+  }
+  static Profile &get() {
+    static Profile profile;
+    return profile;
+  }
+};
+
+/// Adds the lifetime of a scope to a profile counter.
+struct ProfileScope {
+  double *total = nullptr;
+  std::chrono::steady_clock::time_point start;
+  ProfileScope(double &counter, long &calls) {
+    if (!Profile::get().enabled)
+      return;
+    total = &counter;
+    ++calls;
+    start = std::chrono::steady_clock::now();
+  }
+  ~ProfileScope() {
+    if (total)
+      *total += std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+  }
+};
 
 /// A strided view of an fp32 memref descriptor.
 struct View {
@@ -69,6 +108,8 @@ void naiveMatmul(const float *a, int64_t am, int64_t ak, const float *b,
 extern "C" void amp_cpu_matmul_f32(int64_t rankA, void *aDesc, int64_t rankB,
                                    void *bDesc, int64_t rankC, void *cDesc,
                                    int64_t transposeB) {
+  Profile &profile = Profile::get();
+  ProfileScope scope(profile.matmulMs, profile.matmulCalls);
   View a(rankA, aDesc), b(rankB, bDesc), c(rankC, cDesc);
   bool batched = rankC == 3;
   int64_t o = batched ? 1 : 0;
@@ -110,7 +151,7 @@ struct ConvKey {
 struct ConvPrimitive {
   dnnl_primitive_t primitive = nullptr;
   dnnl_memory_desc_t src, weights, dst;                // plain (strided)
-  dnnl_memory_desc_t blockedSrc, blockedWeights, blockedDst;
+  dnnl_memory_desc_t blockedSrc, blockedWeights, blockedDst, bias;
   bool reorderSrc = false, reorderWeights = false, reorderDst = false;
   dnnl_primitive_t srcIn = nullptr, weightsIn = nullptr, dstIn = nullptr,
                    dstOut = nullptr;
@@ -183,7 +224,8 @@ bool mergeGroups(const View &v, std::vector<int64_t> &dims,
 }
 
 void naiveConv(const View &x, const View &w, const View &y, bool grouped,
-               int64_t spatial, const int64_t *stride, const int64_t *dil) {
+               int64_t spatial, const int64_t *stride, const int64_t *dil,
+               const int64_t *padBegin) {
   // Iterate in the grouped index space (g = 1 when not grouped).
   int64_t G = grouped ? x.sizes[1] : 1;
   int64_t s0 = grouped ? 3 : 2; // first spatial dim
@@ -228,11 +270,15 @@ void naiveConv(const View &x, const View &w, const View &y, bool grouped,
                                                   : f * w.strides[0] +
                                                         c * w.strides[1]);
               int64_t ws0 = grouped ? 3 : 2;
+              bool inside = true;
               for (int64_t i = 0; i < spatial; ++i) {
-                xp += (o[i] * stride[i] + kk[i] * dil[i]) * x.strides[s0 + i];
+                int64_t at = o[i] * stride[i] + kk[i] * dil[i] - padBegin[i];
+                inside &= at >= 0 && at < x.sizes[s0 + i];
+                xp += at * x.strides[s0 + i];
                 wp += kk[i] * w.strides[ws0 + i];
               }
-              sum += *xp * *wp;
+              if (inside)
+                sum += *xp * *wp;
             }
           *yp = sum;
         }
@@ -256,7 +302,8 @@ ConvPrimitive *getConv(Engine &engine, const std::vector<int64_t> &srcDims,
                        const std::vector<int64_t> &dstDims,
                        const std::vector<int64_t> &dstStrides,
                        int64_t spatial, const int64_t *stride,
-                       const int64_t *dil) {
+                       const int64_t *dil, const int64_t *padBegin,
+                       const int64_t *padEnd, int64_t mode, bool relu) {
   ConvKey key;
   for (const auto *list : {&srcDims, &srcStrides, &weiDims, &weiStrides,
                            &dstDims, &dstStrides}) {
@@ -265,17 +312,29 @@ ConvPrimitive *getConv(Engine &engine, const std::vector<int64_t> &srcDims,
   }
   key.words.insert(key.words.end(), stride, stride + spatial);
   key.words.insert(key.words.end(), dil, dil + spatial);
+  key.words.insert(key.words.end(), padBegin, padBegin + spatial);
+  key.words.insert(key.words.end(), padEnd, padEnd + spatial);
+  key.words.push_back(mode);
+  key.words.push_back(relu);
   auto it = engine.convs.find(key);
   if (it != engine.convs.end())
     return it->second.primitive ? &it->second : nullptr;
   ConvPrimitive &conv = engine.convs[key];
   dnnl_convolution_desc_t desc;
-  dnnl_dims_t strides, dilates, padding;
+  dnnl_dims_t strides, dilates, paddingL, paddingR;
   for (int64_t i = 0; i < spatial; ++i) {
     strides[i] = stride[i];
     dilates[i] = dil[i] - 1; // oneDNN counts the gaps
-    padding[i] = 0;          // the input is padded already
+    paddingL[i] = padBegin[i];
+    paddingR[i] = padEnd[i];
   }
+  // mode 1: the output is bias + conv; a [F] bias descriptor.
+  dnnl_memory_desc_t biasMd;
+  dnnl_dims_t biasDims = {dstDims[1]};
+  if (dnnl_memory_desc_init_by_tag(&biasMd, 1, biasDims, dnnl_f32,
+                                   dnnl_a) != dnnl_success)
+    return nullptr;
+  conv.bias = biasMd;
   if (!initDesc(&conv.src, srcDims, srcStrides) ||
       !initDesc(&conv.weights, weiDims, weiStrides) ||
       !initDesc(&conv.dst, dstDims, dstStrides))
@@ -300,14 +359,18 @@ ConvPrimitive *getConv(Engine &engine, const std::vector<int64_t> &srcDims,
   }
   if (dnnl_dilated_convolution_forward_desc_init(
           &desc, dnnl_forward_inference, dnnl_convolution_direct, &anySrc,
-          &anyWeights, nullptr, &anyDst, strides, dilates, padding,
-          padding) != dnnl_success)
+          &anyWeights, mode == 1 ? &biasMd : nullptr, &anyDst, strides,
+          dilates, paddingL, paddingR) != dnnl_success)
     return nullptr;
-  // dst += conv: a sum post-op.
+  // mode 0: dst += conv (a sum post-op); then an optional ReLU.
   dnnl_post_ops_t postOps;
   dnnl_primitive_attr_t attr;
   dnnl_post_ops_create(&postOps);
-  dnnl_post_ops_append_sum(postOps, 1.0f);
+  if (mode == 0)
+    dnnl_post_ops_append_sum(postOps, 1.0f);
+  if (relu)
+    dnnl_post_ops_append_eltwise(postOps, 1.0f, dnnl_eltwise_relu, 0.0f,
+                                 0.0f);
   dnnl_primitive_attr_create(&attr);
   dnnl_primitive_attr_set_post_ops(attr, postOps);
   dnnl_primitive_desc_t pd;
@@ -343,10 +406,11 @@ ConvPrimitive *getConv(Engine &engine, const std::vector<int64_t> &srcDims,
     ok &= conv.weightsIn != nullptr;
   }
   if (conv.reorderDst) {
-    conv.dstIn = makeReorder(engine.engine, conv.dst, conv.blockedDst);
+    if (mode == 0)
+      conv.dstIn = makeReorder(engine.engine, conv.dst, conv.blockedDst);
     conv.dstOut = makeReorder(engine.engine, conv.blockedDst, conv.dst);
     conv.dstScratch.resize(floatsOf(conv.blockedDst));
-    ok &= conv.dstIn && conv.dstOut;
+    ok &= (mode != 0 || conv.dstIn) && conv.dstOut;
   }
   if (!ok) {
     conv.primitive = nullptr;
@@ -357,25 +421,33 @@ ConvPrimitive *getConv(Engine &engine, const std::vector<int64_t> &srcDims,
 
 } // namespace
 
-extern "C" void amp_cpu_conv_f32(int64_t rankX, void *xDesc, int64_t rankW,
-                                 void *wDesc, int64_t rankY, void *yDesc,
-                                 int64_t stride0, int64_t stride1,
-                                 int64_t stride2, int64_t dilation0,
-                                 int64_t dilation1, int64_t dilation2,
-                                 int64_t spatial, int64_t constantWeights) {
-  View x(rankX, xDesc), w(rankW, wDesc), y(rankY, yDesc);
+extern "C" void amp_cpu_conv_f32(
+    int64_t rankX, void *xDesc, int64_t rankW, void *wDesc, int64_t rankY,
+    void *yDesc, int64_t rankB, void *bDesc, int64_t stride0, int64_t stride1,
+    int64_t stride2, int64_t dilation0, int64_t dilation1, int64_t dilation2,
+    int64_t spatial, int64_t constantWeights, int64_t padBegin0,
+    int64_t padBegin1, int64_t padBegin2, int64_t padEnd0, int64_t padEnd1,
+    int64_t padEnd2, int64_t mode, int64_t relu) {
+  Profile &profile = Profile::get();
+  ProfileScope scope(profile.convMs, profile.convCalls);
+  View x(rankX, xDesc), w(rankW, wDesc), y(rankY, yDesc), b(rankB, bDesc);
   int64_t stride[3] = {stride0, stride1, stride2};
   int64_t dil[3] = {dilation0, dilation1, dilation2};
+  int64_t padBegin[3] = {padBegin0, padBegin1, padBegin2};
+  int64_t padEnd[3] = {padEnd0, padEnd1, padEnd2};
   // Grouped views have a group dimension: X (N, G, C/G, spatial...).
   bool grouped = rankX == spatial + 3;
   (void)rankW;
   (void)rankY;
-  for (int64_t v : x.sizes)
-    if (v == 0)
-      return;
   for (int64_t v : y.sizes)
     if (v == 0)
       return;
+  // The bias must be F contiguous floats.
+  if (mode == 1 && (b.rank() < 1 || b.strides[0] != 1))
+    mode = 3; // unusual bias layout: initialise Y here, then accumulate
+  bool emptyInput = false;
+  for (int64_t v : x.sizes)
+    emptyInput |= v == 0;
   Engine &engine = Engine::get();
   if (engine.engine) {
     std::vector<int64_t> srcDims, srcStrides, dstDims, dstStrides;
@@ -392,8 +464,11 @@ extern "C" void amp_cpu_conv_f32(int64_t rankX, void *xDesc, int64_t rankW,
     if (ok) {
       std::lock_guard<std::mutex> lock(engine.mutex);
       ConvPrimitive *conv =
-          getConv(engine, srcDims, srcStrides, w.sizes, w.strides, dstDims,
-                  dstStrides, spatial, stride, dil);
+          emptyInput || mode == 3
+              ? nullptr
+              : getConv(engine, srcDims, srcStrides, w.sizes, w.strides,
+                        dstDims, dstStrides, spatial, stride, dil, padBegin,
+                        padEnd, mode, relu != 0);
       if (conv) {
         dnnl_engine_t e = engine.engine;
         dnnl_stream_t st = engine.stream;
@@ -422,25 +497,35 @@ extern "C" void amp_cpu_conv_f32(int64_t rankX, void *xDesc, int64_t rankW,
         }
         void *dstData = y.data;
         if (conv->reorderDst) {
-          ok &= runReorder(e, st, conv->dstIn, conv->dst, y.data,
-                           conv->blockedDst, conv->dstScratch.data());
+          if (mode == 0)
+            ok &= runReorder(e, st, conv->dstIn, conv->dst, y.data,
+                             conv->blockedDst, conv->dstScratch.data());
           dstData = conv->dstScratch.data();
         }
-        dnnl_memory_t src, wei, dst;
+        dnnl_memory_t src, wei, dst, bias = nullptr;
         dnnl_memory_create(&src, &conv->blockedSrc, e,
                            const_cast<void *>(srcData));
         dnnl_memory_create(&wei, &conv->blockedWeights, e,
                            const_cast<void *>(weiData));
         dnnl_memory_create(&dst, &conv->blockedDst, e, dstData);
-        dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, src},
+        dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, src},
                                    {DNNL_ARG_WEIGHTS, wei},
-                                   {DNNL_ARG_DST, dst}};
-        ok &= dnnl_primitive_execute(conv->primitive, st, 3, args) ==
+                                   {DNNL_ARG_DST, dst},
+                                   {DNNL_ARG_BIAS, nullptr}};
+        int nargs = 3;
+        if (mode == 1) {
+          dnnl_memory_create(&bias, &conv->bias, e, b.data);
+          args[3].memory = bias;
+          nargs = 4;
+        }
+        ok &= dnnl_primitive_execute(conv->primitive, st, nargs, args) ==
               dnnl_success;
         dnnl_stream_wait(st);
         dnnl_memory_destroy(src);
         dnnl_memory_destroy(wei);
         dnnl_memory_destroy(dst);
+        if (bias)
+          dnnl_memory_destroy(bias);
         if (ok && conv->reorderDst)
           ok &= runReorder(e, st, conv->dstOut, conv->blockedDst,
                            conv->dstScratch.data(), conv->dst, y.data);
@@ -449,7 +534,50 @@ extern "C" void amp_cpu_conv_f32(int64_t rankX, void *xDesc, int64_t rankW,
       }
     }
   }
-  naiveConv(x, w, y, grouped, spatial, stride, dil);
+  // Fallback: initialise Y per mode, accumulate, apply the ReLU.
+  if (mode != 0) {
+    std::vector<int64_t> index(y.rank(), 0);
+    int64_t count = 1;
+    for (int64_t v : y.sizes)
+      count *= v;
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t linear = 0;
+      for (int64_t d = 0; d < y.rank(); ++d)
+        linear += index[d] * y.strides[d];
+      float init = 0;
+      if (mode == 1 || mode == 3) {
+        // channel = (group, filter) or filter
+        int64_t channel = grouped ? index[1] * y.sizes[2] + index[2] : index[1];
+        init = b.data[channel * b.strides[0]];
+      }
+      y.data[linear] = init;
+      for (int64_t d = y.rank() - 1; d >= 0; --d) {
+        if (++index[d] < y.sizes[d])
+          break;
+        index[d] = 0;
+      }
+    }
+  }
+  if (!emptyInput)
+    naiveConv(x, w, y, grouped, spatial, stride, dil, padBegin);
+  if (relu) {
+    std::vector<int64_t> index(y.rank(), 0);
+    int64_t count = 1;
+    for (int64_t v : y.sizes)
+      count *= v;
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t linear = 0;
+      for (int64_t d = 0; d < y.rank(); ++d)
+        linear += index[d] * y.strides[d];
+      if (y.data[linear] < 0)
+        y.data[linear] = 0;
+      for (int64_t d = y.rank() - 1; d >= 0; --d) {
+        if (++index[d] < y.sizes[d])
+          break;
+        index[d] = 0;
+      }
+    }
+  }
 }
 
 namespace mlir::amp {

@@ -3,7 +3,7 @@
 // runtime (oneDNN); other element types stay linalg ops.
 
 // CHECK-DAG: func.func private @amp_cpu_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64)
-// CHECK-DAG: func.func private @amp_cpu_conv_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64)
+// CHECK-DAG: func.func private @amp_cpu_conv_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
 
 // CHECK-LABEL: func.func @gemms
 // CHECK: %[[A:.+]] = memref.cast %{{.+}} : memref<4x8xf32> to memref<*xf32>
@@ -26,22 +26,30 @@ func.func @gemms(%a: memref<4x8xf32>, %b: memref<8x5xf32>, %bt: memref<5x8xf32>,
   return
 }
 
-// CHECK-LABEL: func.func @conv
-// Arguments: strides (2, 2, padded with 1), dilations (1, 1, 1), 2 spatial
-// dimensions, weights not constant (0).
-// CHECK: %[[S0:.+]] = arith.constant 2 : i64
-// CHECK: %[[S1:.+]] = arith.constant 2 : i64
-// CHECK: %[[S2:.+]] = arith.constant 1 : i64
-// CHECK: %[[D0:.+]] = arith.constant 1 : i64
-// CHECK: %[[D1:.+]] = arith.constant 1 : i64
-// CHECK: %[[D2:.+]] = arith.constant 1 : i64
-// CHECK: %[[N:.+]] = arith.constant 2 : i64
-// CHECK: %[[C:.+]] = arith.constant 0 : i64
-// CHECK: call @amp_cpu_conv_f32(%{{.+}}, %{{.+}}, %{{.+}}, %[[S0]], %[[S1]], %[[S2]], %[[D0]], %[[D1]], %[[D2]], %[[N]], %[[C]])
-// CHECK-NOT: linalg.generic
+// Convolution arguments after the four buffers (x, w, y, bias): strides
+// (3), dilations (3), spatial rank, constant weights, pads begin (3), pads
+// end (3), mode (0 accumulate, 1 bias + conv, 2 conv), relu.
+
 #in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
+#in1 = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
 #w = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
 #out = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+#id = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#chan = affine_map<(n, c, h, w) -> (c, 0, 0)>
+
+// A plain convolution accumulates into its output (mode 0), no fusion.
+// CHECK-LABEL: func.func @conv
+// CHECK: %[[X:.+]] = memref.cast %arg0
+// CHECK: %[[Y:.+]] = memref.cast %arg2
+// CHECK: %[[Y2:.+]] = memref.cast %arg2
+// CHECK-COUNT-6: arith.constant {{[12]}} : i64
+// CHECK-NEXT: %[[N:.+]] = arith.constant 2 : i64
+// CHECK-NEXT: %[[CW:.+]] = arith.constant 0 : i64
+// CHECK-COUNT-6: arith.constant 0 : i64
+// CHECK-NEXT: %[[MODE:.+]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[RELU:.+]] = arith.constant 0 : i64
+// CHECK-NEXT: call @amp_cpu_conv_f32(%[[X]], %{{.+}}, %[[Y]], %[[Y2]], {{.+}}, %[[N]], %[[CW]], {{.+}}, %[[MODE]], %[[RELU]])
+// CHECK-NOT: linalg.generic
 func.func @conv(%x: memref<1x3x9x9xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4x4x4xf32>) {
   linalg.generic {indexing_maps = [#in, #w, #out],
                   iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
@@ -55,29 +63,59 @@ func.func @conv(%x: memref<1x3x9x9xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4
   return
 }
 
-// Weights read from a constant global are marked constant (1), through
-// views.
-// CHECK-LABEL: func.func @conv_constant_weights
-// CHECK: arith.constant 2 : i64
+// The padding copy, the bias initialisation and the in-place ReLU that
+// follows fold into the call: the source is passed unpadded with pads
+// (1, 1), mode 1 with the bias, relu 1; weights from a constant global.
+// CHECK-LABEL: func.func @conv_fused
+// CHECK-NOT: memref.copy
+// CHECK-NOT: linalg.map
+// CHECK: %[[X:.+]] = memref.cast %arg0 : memref<1x3x8x8xf32> to memref<*xf32>
+// CHECK: %[[B:.+]] = memref.cast %arg1 : memref<4xf32> to memref<*xf32>
+// CHECK-COUNT-6: arith.constant 1 : i64
 // CHECK-NEXT: arith.constant 2 : i64
-// CHECK-NEXT: arith.constant 1 : i64
-// CHECK-NEXT: arith.constant 1 : i64
-// CHECK-NEXT: arith.constant 1 : i64
-// CHECK-NEXT: arith.constant 1 : i64
-// CHECK-NEXT: arith.constant 2 : i64
-// CHECK-NEXT: %[[C:.+]] = arith.constant 1 : i64
-// CHECK-NEXT: call @amp_cpu_conv_f32({{.+}}, %[[C]])
+// CHECK-NEXT: %[[CW:.+]] = arith.constant 1 : i64
+// CHECK-NEXT: %[[P0:.+]] = arith.constant 1 : i64
+// CHECK-NEXT: %[[P1:.+]] = arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 0 : i64
+// CHECK-NEXT: %[[E0:.+]] = arith.constant 1 : i64
+// CHECK-NEXT: %[[E1:.+]] = arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 0 : i64
+// CHECK-NEXT: %[[MODE:.+]] = arith.constant 1 : i64
+// CHECK-NEXT: %[[RELU:.+]] = arith.constant 1 : i64
+// CHECK-NEXT: call @amp_cpu_conv_f32(%[[X]], %{{.+}}, %{{.+}}, %[[B]], {{.+}}, %[[CW]], %[[P0]], %[[P1]], %{{.+}}, %[[E0]], %[[E1]], %{{.+}}, %[[MODE]], %[[RELU]])
+// CHECK-NOT: linalg.generic
 memref.global "private" constant @weights : memref<4x3x3x3xf32> = dense<1.0>
-func.func @conv_constant_weights(%x: memref<1x3x9x9xf32>, %y: memref<1x4x4x4xf32>) {
+func.func @conv_fused(%src: memref<1x3x8x8xf32>, %bias: memref<4xf32>) -> memref<1x4x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<1x3x10x10xf32>
+  linalg.map outs(%padded : memref<1x3x10x10xf32>) () {
+    linalg.yield %zero : f32
+  }
+  %inner = memref.subview %padded[0, 0, 1, 1] [1, 3, 8, 8] [1, 1, 1, 1] : memref<1x3x10x10xf32> to memref<1x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  memref.copy %src, %inner : memref<1x3x8x8xf32> to memref<1x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
   %w = memref.get_global @weights : memref<4x3x3x3xf32>
-  linalg.generic {indexing_maps = [#in, #w, #out],
+  %b3 = memref.expand_shape %bias [[0, 1, 2]] output_shape [4, 1, 1] : memref<4xf32> into memref<4x1x1xf32>
+  %y = memref.alloc() : memref<1x4x8x8xf32>
+  linalg.generic {indexing_maps = [#chan, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%b3 : memref<4x1x1xf32>) outs(%y : memref<1x4x8x8xf32>) attrs = {amp_cpu.conv_init = 7 : i64} {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [#in1, #w, #out],
                   iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
-      ins(%x, %w : memref<1x3x9x9xf32>, memref<4x3x3x3xf32>) outs(%y : memref<1x4x4x4xf32>)
-      attrs = {amp_cpu.runtime_call = "conv", amp_cpu.conv_strides = array<i64: 2, 2>, amp_cpu.conv_dilations = array<i64: 1, 1>} {
+      ins(%padded, %w : memref<1x3x10x10xf32>, memref<4x3x3x3xf32>) outs(%y : memref<1x4x8x8xf32>)
+      attrs = {amp_cpu.runtime_call = "conv", amp_cpu.conv_strides = array<i64: 1, 1>, amp_cpu.conv_dilations = array<i64: 1, 1>} {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %m = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %m : f32
     linalg.yield %s : f32
   }
-  return
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%y : memref<1x4x8x8xf32>) outs(%y : memref<1x4x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %neg = arith.cmpf olt, %in, %zero : f32
+    %r = arith.select %neg, %zero, %in : f32
+    linalg.yield %r : f32
+  }
+  return %y : memref<1x4x8x8xf32>
 }

@@ -54,9 +54,7 @@ are all 0; the test adds the head's input (the class-token features) as a
 second graph output ``features`` and measures that (the logits must still
 be exactly 0).
 
-[3] swin_t needs ScatterND, which amp-run builds without it reject with
-"ONNX ScatterND is not lowerable to the CPU backend yet": xfail, not strict
-(measured with a build that lowers ScatterND).
+[3] swin_t exercises ScatterND (the shifted-window mask).
 
 Models come from ``/tmp/amp-models/opset17`` when its ``manifest.json``
 lists them at opset 17 (the cache ``export_torch.py`` writes), otherwise
@@ -93,9 +91,8 @@ MIN_LOW_PRECISION_REL = 1e-5  # below this, nothing ran in fp16/bf16
 TIMEOUT = 600  # seconds per amp-run call (ResNet-50 compiles in ~1 min when busy)
 DEFAULT_VOCAB = 1000  # token ids when the vocabulary cannot be read from the model
 
-SCATTERND = "ONNX ScatterND is not lowerable to the CPU backend yet"
-# Known failures: model -> the message amp-run stops with.
-XFAIL = {"swin_t": SCATTERND}
+# Known failures: model -> the message amp-run stops with (none at present).
+XFAIL = {}
 
 FP32_MODELS = ("resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small",
                "efficientnet_b0", "regnet_y_400mf", "densenet121", "squeezenet1_0",

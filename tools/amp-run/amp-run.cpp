@@ -38,6 +38,8 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -698,6 +700,11 @@ std::string sanitize(StringRef name) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // Activations are malloc'ed and freed on every run. glibc would serve
+  // the large ones with fresh mmaps (a page fault per page, every run);
+  // keep them in the heap instead: ResNet-50 runs 1.5x faster.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   registerPassManagerCLOptions();

@@ -18,16 +18,21 @@ extern "C" {
 void amp_cpu_matmul_f32(int64_t rankA, void *a, int64_t rankB, void *b,
                         int64_t rankC, void *c, int64_t transposeB);
 
-/// Y += conv(X, W) for an already padded X (N, C, spatial...) and W (F,
-/// C/G, kernel...), or the grouped forms X (N, G, C/G, spatial...), W (G,
-/// F/G, C/G, kernel...), Y (N, G, F/G, spatial...). `spatial` (1 to 3)
-/// tells the forms apart. `constantWeights` (W is a global constant) lets
-/// the runtime cache W in oneDNN's preferred layout.
+/// Convolution of X (N, C, spatial...) with W (F, C/G, kernel...) into Y,
+/// or the grouped forms X (N, G, C/G, spatial...), W (G, F/G, C/G,
+/// kernel...), Y (N, G, F/G, spatial...); `spatial` (1 to 3) tells the
+/// forms apart. X is zero-padded by padBegin/padEnd. `mode`: 0 accumulates
+/// into Y (Y += conv), 1 writes bias + conv with B the [F] bias, 2 writes
+/// conv. `relu` applies max(0, .) to the result. `constantWeights` (W is a
+/// global constant) lets the runtime cache W in oneDNN's preferred layout.
 void amp_cpu_conv_f32(int64_t rankX, void *x, int64_t rankW, void *w,
-                      int64_t rankY, void *y, int64_t stride0, int64_t stride1,
-                      int64_t stride2, int64_t dilation0, int64_t dilation1,
-                      int64_t dilation2, int64_t spatial,
-                      int64_t constantWeights);
+                      int64_t rankY, void *y, int64_t rankB, void *b,
+                      int64_t stride0, int64_t stride1, int64_t stride2,
+                      int64_t dilation0, int64_t dilation1, int64_t dilation2,
+                      int64_t spatial, int64_t constantWeights,
+                      int64_t padBegin0, int64_t padBegin1, int64_t padBegin2,
+                      int64_t padEnd0, int64_t padEnd1, int64_t padEnd2,
+                      int64_t mode, int64_t relu);
 }
 
 namespace mlir::amp {

@@ -12,6 +12,7 @@
 #include "amp/Conversion/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::amp {
@@ -67,6 +68,133 @@ bool isConstantBuffer(Value value) {
   return false;
 }
 
+/// If `x` is a zero-padded copy of another buffer (tensor.pad after
+/// bufferization: an alloc filled with 0, the source copied into a
+/// subview), use the source and let the runtime pad: no copy.
+void foldPadding(Value &x, int64_t spatial, SmallVectorImpl<int64_t> &begin,
+                 SmallVectorImpl<int64_t> &end) {
+  auto alloc = x.getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return;
+  Operation *fill = nullptr;
+  memref::SubViewOp subview;
+  memref::CopyOp copy;
+  int conv = 0;
+  for (Operation *user : alloc->getUsers()) {
+    if (auto map = dyn_cast<linalg::MapOp>(user)) {
+      auto yield = cast<linalg::YieldOp>(map.getBody()->getTerminator());
+      if (map.getInputs().empty() && matchPattern(yield.getOperand(0),
+                                                  m_AnyZeroFloat()) && !fill)
+        fill = map;
+      else
+        return;
+    } else if (auto fillOp = dyn_cast<linalg::FillOp>(user)) {
+      if (!matchPattern(fillOp.getInputs()[0], m_AnyZeroFloat()) || fill)
+        return;
+      fill = fillOp;
+    } else if (auto view = dyn_cast<memref::SubViewOp>(user)) {
+      if (subview || !view->hasOneUse())
+        return;
+      subview = view;
+      copy = dyn_cast<memref::CopyOp>(*view->getUsers().begin());
+      if (!copy || copy.getTarget() != view.getResult())
+        return;
+    } else if (isa<linalg::GenericOp>(user) && user->hasAttr(kRuntimeCallAttr)) {
+      ++conv;
+    } else {
+      return;
+    }
+  }
+  if (!fill || !subview || !copy || conv != 1)
+    return;
+  auto allocType = cast<MemRefType>(alloc.getType());
+  auto sourceType = cast<MemRefType>(copy.getSource().getType());
+  if (!sourceType.getLayout().isIdentity() && !isa<StridedLayoutAttr>(
+                                                  sourceType.getLayout()))
+    return;
+  ArrayRef<int64_t> offsets = subview.getStaticOffsets();
+  if (ShapedType::isDynamicShape(offsets) ||
+      !llvm::all_of(subview.getStaticStrides(),
+                    [](int64_t s) { return s == 1; }))
+    return;
+  int64_t first = allocType.getRank() - spatial;
+  for (int64_t i = 0; i < first; ++i)
+    if (offsets[i] != 0 || allocType.getDimSize(i) != sourceType.getDimSize(i))
+      return;
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t total = allocType.getDimSize(first + i);
+    int64_t inner = sourceType.getDimSize(first + i);
+    if (ShapedType::isDynamic(total) || ShapedType::isDynamic(inner))
+      return;
+    begin[i] = offsets[first + i];
+    end[i] = total - inner - begin[i];
+  }
+  x = copy.getSource();
+  copy->erase();
+  subview->erase();
+  fill->erase();
+  if (alloc->use_empty())
+    alloc->erase();
+}
+
+/// The op marked as this convolution's output initialisation, if it writes
+/// `y` right before `conv` with nothing in between touching `y`.
+Operation *findInit(Operation *conv, Value y) {
+  for (Operation *prev = conv->getPrevNode(); prev;
+       prev = prev->getPrevNode()) {
+    bool touchesY = llvm::is_contained(prev->getOperands(), y);
+    if (!touchesY) {
+      if (isa<linalg::LinalgOp, memref::CopyOp, func::CallOp>(prev))
+        continue; // other buffers
+      continue;
+    }
+    if (!prev->hasAttr(kConvInitAttr))
+      return nullptr;
+    if (auto fill = dyn_cast<linalg::FillOp>(prev))
+      return matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ? prev
+                                                                 : nullptr;
+    auto generic = dyn_cast<linalg::GenericOp>(prev);
+    if (!generic || generic.getNumDpsInputs() != 1 ||
+        generic.getDpsInitOperand(0)->get() != y)
+      return nullptr;
+    auto biasType =
+        dyn_cast<MemRefType>(generic.getDpsInputOperand(0)->get().getType());
+    if (!biasType || !biasType.getElementType().isF32())
+      return nullptr;
+    // Only the bias broadcast: the body yields its input.
+    auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+    if (yield.getOperand(0) != generic.getBody()->getArgument(0))
+      return nullptr;
+    return prev;
+  }
+  return nullptr;
+}
+
+/// Whether `op` is max(x, 0) computed in place on `y` (x < 0 ? 0 : x).
+bool isInPlaceRelu(Operation *op, Value y) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 ||
+      generic.getDpsInputOperand(0)->get() != y ||
+      generic.getDpsInitOperand(0)->get() != y ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return false;
+  Block *body = generic.getBody();
+  if (body->getOperations().size() != 3)
+    return false;
+  auto cmp = dyn_cast<arith::CmpFOp>(&body->front());
+  auto select = dyn_cast<arith::SelectOp>(cmp ? cmp->getNextNode() : nullptr);
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  Value in = body->getArgument(0);
+  return cmp && select && yield &&
+         cmp.getPredicate() == arith::CmpFPredicate::OLT &&
+         cmp.getLhs() == in && matchPattern(cmp.getRhs(), m_AnyZeroFloat()) &&
+         select.getCondition() == cmp.getResult() &&
+         matchPattern(select.getTrueValue(), m_AnyZeroFloat()) &&
+         select.getFalseValue() == in && yield.getOperand(0) == select;
+}
+
 void emitCall(OpBuilder &b, Location loc, func::FuncOp callee,
               ValueRange memrefs, ArrayRef<int64_t> ints) {
   SmallVector<Value> args;
@@ -102,18 +230,47 @@ struct AmpLinalgToRuntimeCallsPass
         auto dilations =
             op->getAttrOfType<DenseI64ArrayAttr>(kConvDilationsAttr);
         if (!strides || !dilations) {
-          op->emitError("amp.runtime_call without convolution parameters");
+          op->emitError("amp_cpu.runtime_call without convolution parameters");
           return signalPassFailure();
+        }
+        int64_t spatial = strides.size();
+        Value x = op->getOperand(0), w = op->getOperand(1),
+              y = op->getOperand(2);
+        SmallVector<int64_t> padBegin(3, 0), padEnd(3, 0);
+        foldPadding(x, spatial, padBegin, padEnd);
+        // mode 0: accumulate into y; 1: bias + conv; 2: conv.
+        int64_t mode = 0;
+        Value bias = y;
+        if (Operation *init = findInit(op, y)) {
+          if (isa<linalg::FillOp>(init)) {
+            mode = 2;
+          } else {
+            mode = 1;
+            bias = cast<linalg::GenericOp>(init).getDpsInputOperand(0)->get();
+            if (auto expand = bias.getDefiningOp<memref::ExpandShapeOp>())
+              bias = expand.getSrc();
+          }
+          init->erase();
+        }
+        bool relu = false;
+        if (Operation *next = op->getNextNode(); next && isInPlaceRelu(next, y)) {
+          relu = true;
+          next->erase();
         }
         SmallVector<int64_t> ints(strides.asArrayRef());
         ints.resize(3, 1);
         SmallVector<int64_t> d(dilations.asArrayRef());
         d.resize(3, 1);
         ints.append(d);
-        ints.push_back(strides.size());
-        ints.push_back(isConstantBuffer(op->getOperand(1)) ? 1 : 0);
-        func::FuncOp callee = getOrDeclare(module, "amp_cpu_conv_f32", 3, 8);
-        emitCall(b, loc, callee, op->getOperands(), ints);
+        ints.push_back(spatial);
+        ints.push_back(isConstantBuffer(w) ? 1 : 0);
+        ints.append(padBegin);
+        ints.append(padEnd);
+        ints.push_back(mode);
+        ints.push_back(relu ? 1 : 0);
+        func::FuncOp callee =
+            getOrDeclare(module, "amp_cpu_conv_f32", 4, ints.size());
+        emitCall(b, loc, callee, {x, w, y, bias}, ints);
       } else {
         bool batched = isa<linalg::BatchMatmulOp,
                            linalg::BatchMatmulTransposeBOp>(op);

@@ -21,6 +21,9 @@ namespace mlir::amp::lowering {
 constexpr llvm::StringLiteral kRuntimeCallAttr = "amp_cpu.runtime_call";
 constexpr llvm::StringLiteral kConvStridesAttr = "amp_cpu.conv_strides";
 constexpr llvm::StringLiteral kConvDilationsAttr = "amp_cpu.conv_dilations";
+/// Marks the op that initialises a convolution's output (bias broadcast or
+/// zero fill), so that the runtime call can take over that work.
+constexpr llvm::StringLiteral kConvInitAttr = "amp_cpu.conv_init";
 
 /// fp16 and bf16 values are computed in fp32.
 bool isLowPrecisionFloat(Type type);

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <atomic>
 #include <cctype>
 #include <map>
 
@@ -876,6 +877,11 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
       init = filledTensor(rewriter, loc, accType, outSizes,
                           constantScalar(rewriter, loc, acc, 0));
     }
+    // A distinct value per convolution: CSE must not merge two inits (each
+    // convolution then writes its own buffer, initialised right before it).
+    static std::atomic<int64_t> nextInit{0};
+    init.getDefiningOp()->setAttr(kConvInitAttr,
+                                  rewriter.getI64IntegerAttr(nextInit++));
     int64_t groups = op.getGroup();
     Value result = buildConv(rewriter, loc, padded, w, init, strides,
                              dilations, groups);

@@ -52,11 +52,13 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm) {
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   pm.addPass(createCanonicalizerPass());
+  // Runtime calls before deallocation: folding a convolution's padding
+  // copy erases its buffer.
+  pm.addPass(createAmpLinalgToRuntimeCalls());
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   pm.addPass(createBufferizationToMemRefPass()); // bufferization.clone
 
-  pm.addPass(createAmpLinalgToRuntimeCalls());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createCanonicalizerPass());
 
