@@ -15,7 +15,8 @@ For each model, in one run and on the same machine:
 * **onnxruntime.** ``InferenceSession(MODEL,
   providers=["CPUExecutionProvider"])`` in this process with the default
   session options (all graph optimisations, ``intra_op_num_threads`` 0 =
-  one thread per physical core), ``max(3, N/10)`` warm-up runs, then the
+  one thread per physical core; ``--threads N`` sets it, and amp-run's
+  ``OMP_NUM_THREADS``, to N), ``max(3, N/10)`` warm-up runs, then the
   median of ``N`` timed ``session.run`` calls on the same inputs. A second
   session with ``graph_optimization_level=ORT_DISABLE_ALL`` ("no fusion")
   is timed the same way: the gap between the two is what onnxruntime gets
@@ -95,7 +96,7 @@ NUMPY_TYPES = {
 # --------------------------------------------------------------------------
 
 
-def machine_info():
+def machine_info(threads=0):
     """Return lines describing the CPU, the thread settings and the tools."""
     cpu = platform.processor() or "unknown"
     flags = ""
@@ -126,9 +127,10 @@ def machine_info():
     return [
         f"CPU: {cpu}; nproc {nproc}{topology}; {flags}",
         f"onnxruntime {ort.__version__} (CPUExecutionProvider, intra_op_num_threads "
-        "default = one per physical core), numpy "
+        f"{threads if threads else 'default = one per physical core'}), numpy "
         f"{np.__version__}, onnx {onnx.__version__}, python {platform.python_version()}",
-        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '(unset)')} "
+        f"OMP_NUM_THREADS="
+        f"{threads if threads else os.environ.get('OMP_NUM_THREADS', '(unset)')} "
         "(amp-run's oneDNN threads)",
     ]
 
@@ -217,9 +219,10 @@ def make_inputs(model, seed):
 # --------------------------------------------------------------------------
 
 
-def time_ort(path, inputs, runs, optimize):
+def time_ort(path, inputs, runs, optimize, threads=0):
     """Return ``(median ms, min ms, outputs, names)`` of onnxruntime on ``inputs``."""
     options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
     if not optimize:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
@@ -248,7 +251,7 @@ def first_error_line(text):
     return lines[0] if lines else "(no output)"
 
 
-def run_amp(amp_run, path, input_files, ref_files, runs, timeout):
+def run_amp(amp_run, path, input_files, ref_files, runs, timeout, threads=0):
     """Run amp-run once with --compare-to and --benchmark; return a result dict."""
     cmd = [amp_run, path]
     for f in input_files:
@@ -256,10 +259,14 @@ def run_amp(amp_run, path, input_files, ref_files, runs, timeout):
     for f in ref_files:
         cmd += ["--compare-to", f]
     cmd += [f"--rtol={RTOL}", f"--atol={ATOL}", f"--benchmark={runs}"]
+    env = dict(os.environ)
+    if threads:
+        env["OMP_NUM_THREADS"] = str(threads)
     for attempt in range(3):
         start = time.perf_counter()
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                                  env=env)
             break
         except subprocess.TimeoutExpired:
             return {"error": f"timed out after {timeout} s", "command": " ".join(cmd)}
@@ -308,9 +315,9 @@ def bench_model(name, path, args, work):
     row["load_average_before"] = load_average()
     print(f"[{name}] onnxruntime ... (load average {row['load_average_before']})",
           file=sys.stderr, flush=True)
-    med, low, outputs, out_names = time_ort(path, inputs, args.runs, optimize=True)
+    med, low, outputs, out_names = time_ort(path, inputs, args.runs, True, args.threads)
     row.update(ort_ms=med, ort_min_ms=low)
-    med, low, _, _ = time_ort(path, inputs, args.runs, optimize=False)
+    med, low, _, _ = time_ort(path, inputs, args.runs, False, args.threads)
     row.update(ort_nofusion_ms=med, ort_nofusion_min_ms=low)
 
     model_work = os.path.join(work, name)
@@ -326,7 +333,8 @@ def bench_model(name, path, args, work):
         ref_files.append(f)
 
     print(f"[{name}] amp-run ...", file=sys.stderr, flush=True)
-    amp = run_amp(args.amp_run, path, input_files, ref_files, args.runs, args.timeout)
+    amp = run_amp(args.amp_run, path, input_files, ref_files, args.runs, args.timeout,
+                  args.threads)
     row["amp"] = amp
     if "error" in amp:
         row["error"] = amp["error"]
@@ -347,7 +355,7 @@ def fmt_ms(value):
     return "n/a" if value is None else format(value, ".3f" if value < 1 else ".2f")
 
 
-def print_table(rows, runs):
+def print_table(rows, runs, threads=0):
     print(f"| model | amp-run median ms | ORT median ms | ratio amp/ORT | ORT no-fusion ms "
           f"| amp compile s | max abs err | max rel err | check | goal (<= {GOAL_RATIO:g}x) met? |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
@@ -367,7 +375,8 @@ def print_table(rows, runs):
               f"| {nofusion} | {amp['compile_s']:.2f} | {fmt(amp.get('max_abs'), '.3g')} "
               f"| {fmt(amp.get('max_rel'), '.3g')} | {amp['check']} | {met} |")
     print()
-    print(f"Medians of {runs} runs (batch 1, fp32). ORT = onnxruntime CPUExecutionProvider, "
+    print(f"Medians of {runs} runs (batch 1, fp32, "
+          f"{f'{threads} thread(s)' if threads else 'default threads'}). ORT = onnxruntime CPUExecutionProvider, "
           "default session options; no-fusion = ORT_DISABLE_ALL. Errors: amp-run vs ORT's "
           f"outputs, check at rtol {RTOL:g}, atol {ATOL:g}.")
 
@@ -387,8 +396,14 @@ def parse_args(argv):
     parser.add_argument("--seed", type=int, default=0, help="input seed (default 0)")
     parser.add_argument("--timeout", type=float, default=1800,
                         help="seconds one amp-run call may take (default 1800)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="threads for both tools: onnxruntime's intra_op_num_threads "
+                             "and amp-run's OMP_NUM_THREADS (default 0: each tool's "
+                             "default, i.e. all cores)")
     parser.add_argument("--json", help="also write the raw results to this file")
     args = parser.parse_args(argv)
+    if args.threads < 0:
+        parser.error("--threads must be >= 0")
     if args.runs < 1:
         parser.error("--runs must be >= 1")
     args.models = [m for m in args.models.split(",") if m]
@@ -402,7 +417,7 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
-    for line in machine_info():
+    for line in machine_info(args.threads):
         print(line)
     print(f"amp-run: {args.amp_run}")
     print(f"load average before: {load_average()}")
@@ -420,11 +435,11 @@ def main(argv=None):
 
     print(f"load average after: {load_average()}")
     print()
-    print_table(rows, args.runs)
+    print_table(rows, args.runs, args.threads)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"machine": machine_info(), "runs": args.runs, "rows": rows}, f,
-                      indent=1, default=str)
+            json.dump({"machine": machine_info(args.threads), "threads": args.threads,
+                       "runs": args.runs, "rows": rows}, f, indent=1, default=str)
     return 0
 
 

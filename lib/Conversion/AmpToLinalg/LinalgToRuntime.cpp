@@ -71,7 +71,19 @@ bool isConstantBuffer(Value value) {
 /// If `x` is a zero-padded copy of another buffer (tensor.pad after
 /// bufferization: an alloc filled with 0, the source copied into a
 /// subview), use the source and let the runtime pad: no copy.
-void foldPadding(Value &x, int64_t spatial, SmallVectorImpl<int64_t> &begin,
+/// The buffer a memref view is taken from.
+Value rootBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    value = view.getViewSource();
+  }
+  return value;
+}
+
+void foldPadding(Operation *convOp, Value &x, int64_t spatial,
+                 SmallVectorImpl<int64_t> &begin,
                  SmallVectorImpl<int64_t> &end) {
   auto alloc = x.getDefiningOp<memref::AllocOp>();
   if (!alloc)
@@ -105,8 +117,21 @@ void foldPadding(Value &x, int64_t spatial, SmallVectorImpl<int64_t> &begin,
       return;
     }
   }
-  if (!fill || !subview || !copy || conv != 1)
+  if (!fill || !subview || !copy || conv != 1 ||
+      copy->getBlock() != convOp->getBlock())
     return;
+  // The source must still hold its values when the convolution runs:
+  // nothing between the copy and the convolution (the convolution's own
+  // output included) may touch its buffer.
+  Value source = rootBuffer(copy.getSource());
+  for (Operation *op = copy->getNextNode(); op; op = op->getNextNode()) {
+    for (Value operand : op->getOperands())
+      if (isa<BaseMemRefType>(operand.getType()) &&
+          rootBuffer(operand) == source && operand != x)
+        return;
+    if (op == convOp)
+      break;
+  }
   auto allocType = cast<MemRefType>(alloc.getType());
   auto sourceType = cast<MemRefType>(copy.getSource().getType());
   if (!sourceType.getLayout().isIdentity() && !isa<StridedLayoutAttr>(
@@ -184,7 +209,8 @@ bool isInPlaceRelu(Operation *op, Value y) {
   if (body->getOperations().size() != 3)
     return false;
   auto cmp = dyn_cast<arith::CmpFOp>(&body->front());
-  auto select = dyn_cast<arith::SelectOp>(cmp ? cmp->getNextNode() : nullptr);
+  auto select =
+      dyn_cast_or_null<arith::SelectOp>(cmp ? cmp->getNextNode() : nullptr);
   auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
   Value in = body->getArgument(0);
   return cmp && select && yield &&
@@ -237,7 +263,7 @@ struct AmpLinalgToRuntimeCallsPass
         Value x = op->getOperand(0), w = op->getOperand(1),
               y = op->getOperand(2);
         SmallVector<int64_t> padBegin(3, 0), padEnd(3, 0);
-        foldPadding(x, spatial, padBegin, padEnd);
+        foldPadding(op, x, spatial, padBegin, padEnd);
         // mode 0: accumulate into y; 1: bias + conv; 2: conv.
         int64_t mode = 0;
         Value bias = y;
