@@ -85,7 +85,13 @@ Value rootBuffer(Value value) {
 void foldPadding(Operation *convOp, Value &x, int64_t spatial,
                  SmallVectorImpl<int64_t> &begin,
                  SmallVectorImpl<int64_t> &end) {
-  auto alloc = x.getDefiningOp<memref::AllocOp>();
+  // Grouped convolutions read an expand_shape view of the padded buffer.
+  auto expand = x.getDefiningOp<memref::ExpandShapeOp>();
+  Value padded = expand ? expand.getSrc() : x;
+  if (expand && (!expand->hasOneUse() ||
+                 !cast<MemRefType>(expand.getType()).hasStaticShape()))
+    return;
+  auto alloc = padded.getDefiningOp<memref::AllocOp>();
   if (!alloc)
     return;
   Operation *fill = nullptr;
@@ -111,7 +117,9 @@ void foldPadding(Operation *convOp, Value &x, int64_t spatial,
       copy = dyn_cast<memref::CopyOp>(*view->getUsers().begin());
       if (!copy || copy.getTarget() != view.getResult())
         return;
-    } else if (isa<linalg::GenericOp>(user) && user->hasAttr(kRuntimeCallAttr)) {
+    } else if ((isa<linalg::GenericOp>(user) &&
+                user->hasAttr(kRuntimeCallAttr)) ||
+               (expand && user == expand.getOperation())) {
       ++conv;
     } else {
       return;
@@ -123,11 +131,12 @@ void foldPadding(Operation *convOp, Value &x, int64_t spatial,
   // The source must still hold its values when the convolution runs:
   // nothing between the copy and the convolution (the convolution's own
   // output included) may touch its buffer.
-  Value source = rootBuffer(copy.getSource());
+  Value sourceRoot = rootBuffer(copy.getSource());
   for (Operation *op = copy->getNextNode(); op; op = op->getNextNode()) {
     for (Value operand : op->getOperands())
       if (isa<BaseMemRefType>(operand.getType()) &&
-          rootBuffer(operand) == source && operand != x)
+          rootBuffer(operand) == sourceRoot && operand != x &&
+          operand != padded)
         return;
     if (op == convOp)
       break;
@@ -154,7 +163,23 @@ void foldPadding(Operation *convOp, Value &x, int64_t spatial,
     begin[i] = offsets[first + i];
     end[i] = total - inner - begin[i];
   }
-  x = copy.getSource();
+  Value source = copy.getSource();
+  if (expand) {
+    // The same (group, channels) split of the unpadded source.
+    if (!sourceType.getLayout().isIdentity() || !sourceType.hasStaticShape())
+      return;
+    auto expandedType = cast<MemRefType>(expand.getType());
+    SmallVector<int64_t> shape(expandedType.getShape());
+    int64_t expandedFirst = expandedType.getRank() - spatial;
+    for (int64_t i = 0; i < spatial; ++i)
+      shape[expandedFirst + i] = sourceType.getDimSize(first + i);
+    OpBuilder b(convOp);
+    source = b.create<memref::ExpandShapeOp>(
+        expand.getLoc(), MemRefType::get(shape, sourceType.getElementType()),
+        source, expand.getReassociationIndices());
+  }
+  // The old view and buffer die with the convolution (canonicalize).
+  x = source;
   copy->erase();
   subview->erase();
   fill->erase();
@@ -167,12 +192,14 @@ void foldPadding(Operation *convOp, Value &x, int64_t spatial,
 Operation *findInit(Operation *conv, Value y) {
   for (Operation *prev = conv->getPrevNode(); prev;
        prev = prev->getPrevNode()) {
-    bool touchesY = llvm::is_contained(prev->getOperands(), y);
-    if (!touchesY) {
-      if (isa<linalg::LinalgOp, memref::CopyOp, func::CallOp>(prev))
-        continue; // other buffers
-      continue;
-    }
+    if (isa<ViewLikeOpInterface>(prev))
+      continue; // views write nothing
+    bool touchesY = llvm::any_of(prev->getOperands(), [&](Value operand) {
+      return isa<BaseMemRefType>(operand.getType()) &&
+             rootBuffer(operand) == y;
+    });
+    if (!touchesY)
+      continue; // other buffers
     if (!prev->hasAttr(kConvInitAttr))
       return nullptr;
     if (auto fill = dyn_cast<linalg::FillOp>(prev))
@@ -267,7 +294,8 @@ struct AmpLinalgToRuntimeCallsPass
         // mode 0: accumulate into y; 1: bias + conv; 2: conv.
         int64_t mode = 0;
         Value bias = y;
-        if (Operation *init = findInit(op, y)) {
+        Value yRoot = rootBuffer(y);
+        if (Operation *init = findInit(op, yRoot)) {
           if (isa<linalg::FillOp>(init)) {
             mode = 2;
           } else {
@@ -279,7 +307,8 @@ struct AmpLinalgToRuntimeCallsPass
           init->erase();
         }
         bool relu = false;
-        if (Operation *next = op->getNextNode(); next && isInPlaceRelu(next, y)) {
+        if (Operation *next = op->getNextNode();
+            next && isInPlaceRelu(next, yRoot)) {
           relu = true;
           next->erase();
         }
