@@ -44,9 +44,13 @@ at opset 17 in ``--models-dir``; they are reused when that folder's
 float input of shape 1x32x256.
 
 A model that amp-run cannot compile or run gets a FAILED row with the first
-line of its error. Models run one after another (never in parallel); the
-load average is printed before and after, since other processes on the
-machine skew both tools. Needs ``onnx``, ``onnxruntime`` and ``numpy``.
+line of its error. Models run one after another (never in parallel). Other
+processes on the machine skew both tools, amp-run's OpenMP threads most (a
+concurrent compile can make its median several times slower): the load
+average is printed before and after, and under the table the average number
+of cores other processes used while each model was timed (``/proc/stat``
+busy time minus this process's and its children's), with a warning above
+0.1 core. Needs ``onnx``, ``onnxruntime`` and ``numpy``.
 Prints a markdown table; ``--json`` also writes the raw numbers.
 
 Example::
@@ -140,6 +144,43 @@ def load_average():
         return " ".join(f"{x:.2f}" for x in os.getloadavg())
     except OSError:
         return "n/a"
+
+
+class CpuMeter:
+    """CPU time the rest of the machine used while a block ran.
+
+    System-wide busy time from ``/proc/stat`` minus this process's and its
+    waited-for children's CPU time (``os.times``), per second of wall time:
+    the average number of cores other processes took (a build, tests) while
+    the tools were timed. Steal time (a VM's host taking the CPU) is counted
+    separately.
+    """
+
+    def __init__(self):
+        self.ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self.start = self._sample()
+
+    def _sample(self):
+        own = os.times()
+        try:
+            with open("/proc/stat") as f:
+                fields = [int(x) for x in f.readline().split()[1:]]
+        except (OSError, ValueError):
+            return None
+        # user nice system idle iowait irq softirq steal ...
+        steal = fields[7] if len(fields) > 7 else 0
+        busy = sum(fields[:8]) - fields[3] - fields[4] - steal
+        mine = own.user + own.system + own.children_user + own.children_system
+        return time.perf_counter(), busy / self.ticks, steal / self.ticks, mine
+
+    def stop(self):
+        """Return ``(other cores, steal cores)`` averaged since construction."""
+        end = self._sample()
+        if self.start is None or end is None or end[0] <= self.start[0]:
+            return None, None
+        wall = end[0] - self.start[0]
+        other = (end[1] - self.start[1]) - (end[3] - self.start[3])
+        return max(0.0, other / wall), (end[2] - self.start[2]) / wall
 
 
 def ensure_models(names, models_dir):
@@ -315,6 +356,7 @@ def bench_model(name, path, args, work):
     row["load_average_before"] = load_average()
     print(f"[{name}] onnxruntime ... (load average {row['load_average_before']})",
           file=sys.stderr, flush=True)
+    meter = CpuMeter()
     med, low, outputs, out_names = time_ort(path, inputs, args.runs, True, args.threads)
     row.update(ort_ms=med, ort_min_ms=low)
     med, low, _, _ = time_ort(path, inputs, args.runs, False, args.threads)
@@ -336,6 +378,7 @@ def bench_model(name, path, args, work):
     amp = run_amp(args.amp_run, path, input_files, ref_files, args.runs, args.timeout,
                   args.threads)
     row["amp"] = amp
+    row["other_cores"], row["steal_cores"] = meter.stop()
     if "error" in amp:
         row["error"] = amp["error"]
         print(f"[{name}] amp-run FAILED: {amp['error']}", file=sys.stderr, flush=True)
@@ -375,6 +418,16 @@ def print_table(rows, runs, threads=0):
               f"| {nofusion} | {amp['compile_s']:.2f} | {fmt(amp.get('max_abs'), '.3g')} "
               f"| {fmt(amp.get('max_rel'), '.3g')} | {amp['check']} | {met} |")
     print()
+    busy = [f"{r['model']} {r['other_cores']:.2f}" + (f" (steal {r['steal_cores']:.2f})"
+                                                      if r.get("steal_cores") else "")
+            for r in rows if r.get("other_cores") is not None]
+    if busy:
+        print("Cores used by other processes while each model was timed "
+              f"(of {os.cpu_count()}): " + ", ".join(busy) + ".")
+        if any(r["other_cores"] > 0.1 or (r.get("steal_cores") or 0) > 0.1
+               for r in rows if r.get("other_cores") is not None):
+            print("WARNING: the machine was busy during the run; the timings are skewed "
+                  "(amp-run's OpenMP threads suffer most). Rerun on an idle machine.")
     print(f"Medians of {runs} runs (batch 1, fp32, "
           f"{f'{threads} thread(s)' if threads else 'default threads'}). ORT = onnxruntime CPUExecutionProvider, "
           "default session options; no-fusion = ORT_DISABLE_ALL. Errors: amp-run vs ORT's "

@@ -84,7 +84,8 @@ demo() {
   sed -n '1,/^}/p' "$out/small_convnet.mp.mlir"
   log "amp-opt $out/small_convnet.onnx -o $out/small_convnet.mp.onnx (mixed-precision ONNX)"
   "$BUILD/bin/amp-opt" "$out/small_convnet.onnx" -o "$out/small_convnet.mp.onnx"
-  "$PYTHON" - "$out/small_convnet.onnx" "$out/small_convnet.mp.onnx" <<'PY'
+  "$PYTHON" - "$out/small_convnet.onnx" "$out/small_convnet.mp.onnx" \
+    "$out/image.npy" "$out/reference.npy" <<'PY'
 import sys
 import numpy as np
 import onnx
@@ -95,7 +96,14 @@ x = np.random.default_rng(0).random((1, 3, 16, 16), dtype=np.float32)
 ref = ort.InferenceSession(fp32, providers=["CPUExecutionProvider"]).run(None, {"image": x})[0]
 out = ort.InferenceSession(mixed, providers=["CPUExecutionProvider"]).run(None, {"image": x})[0]
 print(f"onnxruntime, fp16 model vs fp32 model: max |error| = {np.abs(out - ref).max():.2e}")
+np.save(sys.argv[3], x)
+np.save(sys.argv[4], ref)
 PY
+  log "amp-run: the same model on amp's CPU backend (fp32, then fp16), vs onnxruntime fp32"
+  "$BUILD/bin/amp-run" "$out/small_convnet.onnx" -i "$out/image.npy" \
+    --compare-to "$out/reference.npy"
+  "$BUILD/bin/amp-run" "$out/small_convnet.onnx" --amp-type f16 -i "$out/image.npy" \
+    --compare-to "$out/reference.npy" --rtol 1e-2 --atol 1e-3
 }
 
 run_tests() {
