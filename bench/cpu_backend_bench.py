@@ -73,7 +73,7 @@ import time
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto, numpy_helper
+from onnx import TensorProto
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPORT_SCRIPT = os.path.join(REPO_ROOT, "python", "amp_testmodels", "export_torch.py")
@@ -358,6 +358,7 @@ def bench_model(name, path, args, work):
           file=sys.stderr, flush=True)
     meter = CpuMeter()
     med, low, outputs, out_names = time_ort(path, inputs, args.runs, True, args.threads)
+    row["outputs"] = out_names
     row.update(ort_ms=med, ort_min_ms=low)
     med, low, _, _ = time_ort(path, inputs, args.runs, False, args.threads)
     row.update(ort_nofusion_ms=med, ort_nofusion_min_ms=low)
