@@ -38,9 +38,9 @@ def test_conformance_all_modes(amp_run):
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert set(summaries) == {"fp32", "fp16", "bf16"}, proc.stdout[-2000:]
     for mode, match in summaries.items():
-        # Most imported node tests run (measured: 1471 fp32, 1476 fp16,
-        # 1481 bf16 of 1884).
-        assert int(match.group(2)) >= 1450, (mode, match.group(0))
+        # Most imported node tests run (measured: 1481 fp32, 1486 fp16,
+        # 1491 bf16 of 1884).
+        assert int(match.group(2)) >= 1470, (mode, match.group(0))
         if mode != "fp32":
             assert int(match.group(5)) <= 10, (mode, match.group(0))
 
