@@ -284,6 +284,26 @@ void naiveConv(const View &x, const View &w, const View &y, bool grouped,
         }
 }
 
+/// Calls `fn(element, index)` for every element of a strided view.
+template <typename Fn>
+void forEachElement(const View &v, Fn fn) {
+  std::vector<int64_t> index(v.rank(), 0);
+  int64_t count = 1;
+  for (int64_t size : v.sizes)
+    count *= size;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t linear = 0;
+    for (int64_t d = 0; d < v.rank(); ++d)
+      linear += index[d] * v.strides[d];
+    fn(v.data[linear], index);
+    for (int64_t d = v.rank() - 1; d >= 0; --d) {
+      if (++index[d] < v.sizes[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
 bool initDesc(dnnl_memory_desc_t *md, const std::vector<int64_t> &dims,
               const std::vector<int64_t> &strides) {
   dnnl_dims_t d, s;
@@ -535,49 +555,19 @@ extern "C" void amp_cpu_conv_f32(
     }
   }
   // Fallback: initialise Y per mode, accumulate, apply the ReLU.
-  if (mode != 0) {
-    std::vector<int64_t> index(y.rank(), 0);
-    int64_t count = 1;
-    for (int64_t v : y.sizes)
-      count *= v;
-    for (int64_t i = 0; i < count; ++i) {
-      int64_t linear = 0;
-      for (int64_t d = 0; d < y.rank(); ++d)
-        linear += index[d] * y.strides[d];
-      float init = 0;
-      if (mode == 1 || mode == 3) {
-        // channel = (group, filter) or filter
-        int64_t channel = grouped ? index[1] * y.sizes[2] + index[2] : index[1];
-        init = b.data[channel * b.strides[0]];
-      }
-      y.data[linear] = init;
-      for (int64_t d = y.rank() - 1; d >= 0; --d) {
-        if (++index[d] < y.sizes[d])
-          break;
-        index[d] = 0;
-      }
-    }
-  }
+  if (mode != 0)
+    forEachElement(y, [&](float &value, const std::vector<int64_t> &index) {
+      // channel = (group, filter) or filter
+      int64_t channel = grouped ? index[1] * y.sizes[2] + index[2] : index[1];
+      value = mode == 1 || mode == 3 ? b.data[channel * b.strides[0]] : 0.0f;
+    });
   if (!emptyInput)
     naiveConv(x, w, y, grouped, spatial, stride, dil, padBegin);
-  if (relu) {
-    std::vector<int64_t> index(y.rank(), 0);
-    int64_t count = 1;
-    for (int64_t v : y.sizes)
-      count *= v;
-    for (int64_t i = 0; i < count; ++i) {
-      int64_t linear = 0;
-      for (int64_t d = 0; d < y.rank(); ++d)
-        linear += index[d] * y.strides[d];
-      if (y.data[linear] < 0)
-        y.data[linear] = 0;
-      for (int64_t d = y.rank() - 1; d >= 0; --d) {
-        if (++index[d] < y.sizes[d])
-          break;
-        index[d] = 0;
-      }
-    }
-  }
+  if (relu)
+    forEachElement(y, [](float &value, const std::vector<int64_t> &) {
+      if (value < 0)
+        value = 0;
+    });
 }
 
 namespace mlir::amp {

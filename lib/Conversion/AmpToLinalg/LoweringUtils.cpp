@@ -372,17 +372,22 @@ Value buildReduction(OpBuilder &b, Location loc, Value input,
   return generic.getResult(0);
 }
 
-FailureOr<SmallVector<int64_t>> getConstantInts(Value value) {
+/// The elements of a constant operand (amp or arith constant, looking
+/// through the materialisation casts of the type conversion).
+static ElementsAttr getConstantElements(Value value) {
   if (isNone(value))
-    return failure();
-  // Look through the materialisation casts of the type conversion.
+    return {};
   while (auto cast = value.getDefiningOp<UnrealizedConversionCastOp>())
     value = cast.getOperand(0);
-  ElementsAttr attr;
   if (auto constant = value.getDefiningOp<arith::ConstantOp>())
-    attr = dyn_cast<ElementsAttr>(constant.getValue());
-  else if (auto constant = value.getDefiningOp<amp::ConstantOp>())
-    attr = constant.getValue();
+    return dyn_cast<ElementsAttr>(constant.getValue());
+  if (auto constant = value.getDefiningOp<amp::ConstantOp>())
+    return constant.getValue();
+  return {};
+}
+
+FailureOr<SmallVector<int64_t>> getConstantInts(Value value) {
+  ElementsAttr attr = getConstantElements(value);
   if (!attr || !isa<IntegerType>(attr.getElementType()))
     return failure();
   SmallVector<int64_t> values;
@@ -402,26 +407,6 @@ FailureOr<SmallVector<int64_t>> getConstantInts(Value value) {
   };
   if (tryRead(int64_t()) || tryRead(int32_t()))
     return values;
-  return failure();
-}
-
-FailureOr<double> getConstantFloat(Value value) {
-  if (isNone(value))
-    return failure();
-  while (auto cast = value.getDefiningOp<UnrealizedConversionCastOp>())
-    value = cast.getOperand(0);
-  ElementsAttr attr;
-  if (auto constant = value.getDefiningOp<arith::ConstantOp>())
-    attr = dyn_cast<ElementsAttr>(constant.getValue());
-  else if (auto constant = value.getDefiningOp<amp::ConstantOp>())
-    attr = constant.getValue();
-  if (!attr || attr.getNumElements() != 1)
-    return failure();
-  if (auto dense = dyn_cast<DenseFPElementsAttr>(attr))
-    return (*dense.getValues<APFloat>().begin()).convertToDouble();
-  if (auto dense = dyn_cast<DenseIntElementsAttr>(attr))
-    return static_cast<double>((*dense.getValues<APInt>().begin())
-                                   .getSExtValue());
   return failure();
 }
 

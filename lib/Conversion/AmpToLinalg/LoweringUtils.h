@@ -93,8 +93,6 @@ Value buildReduction(OpBuilder &b, Location loc, Value input,
 
 /// Reads a constant integer tensor operand (i32 or i64 elements).
 FailureOr<SmallVector<int64_t>> getConstantInts(Value value);
-/// Reads a constant scalar float operand.
-FailureOr<double> getConstantFloat(Value value);
 
 /// Normalises an axis into [0, rank).
 int64_t normalizeAxis(int64_t axis, int64_t rank);

@@ -825,6 +825,36 @@ SmallVector<int64_t> attrOr(std::optional<ArrayRef<int64_t>> attr,
   return SmallVector<int64_t>(count, fallback);
 }
 
+/// A convolution's output initialisation: the bias broadcast over
+/// (N, F, spatial...) or zeros, marked for the runtime call (which then
+/// passes the bias to oneDNN instead).
+Value buildConvInit(OpBuilder &b, Location loc, Value bias,
+                    RankedTensorType accType, ArrayRef<OpFoldResult> outSizes,
+                    int64_t filters) {
+  Value init;
+  if (!isNone(bias)) {
+    SmallVector<int64_t> biasShape(accType.getRank() - 1, 1);
+    biasShape[0] = filters;
+    Value shaped = reshapeTensor(
+        b, loc, bias, RankedTensorType::get(biasShape, elementTypeOf(bias)),
+        {});
+    init = buildElementwise(
+        b, loc, {shaped}, accType,
+        [](OpBuilder &, Location, ValueRange a) { return a[0]; }, false,
+        outSizes);
+  } else {
+    Type acc = accType.getElementType();
+    init = filledTensor(b, loc, accType, outSizes,
+                        constantScalar(b, loc, acc, 0));
+  }
+  // A distinct value per convolution: CSE must not merge two inits (each
+  // convolution then writes its own buffer, initialised right before it).
+  static std::atomic<int64_t> nextInit{0};
+  init.getDefiningOp()->setAttr(kConvInitAttr,
+                                b.getI64IntegerAttr(nextInit++));
+  return init;
+}
+
 struct ConvOpLowering : public OpConversionPattern<ConvOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -861,27 +891,8 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
     outSizes.push_back(rewriter.create<tensor::DimOp>(loc, x, 0).getResult());
     for (int64_t i = 1; i < resultType.getRank(); ++i)
       outSizes.push_back(rewriter.getIndexAttr(resultType.getDimSize(i)));
-    Value init;
-    if (!isNone(adaptor.getB())) {
-      int64_t filters = wType.getDimSize(0);
-      SmallVector<int64_t> biasShape(resultType.getRank() - 1, 1);
-      biasShape[0] = filters;
-      auto biasType =
-          RankedTensorType::get(biasShape, elementTypeOf(adaptor.getB()));
-      Value bias = reshapeTensor(rewriter, loc, adaptor.getB(), biasType, {});
-      init = buildElementwise(
-          rewriter, loc, {bias}, accType,
-          [](OpBuilder &, Location, ValueRange a) { return a[0]; }, false,
-          outSizes);
-    } else {
-      init = filledTensor(rewriter, loc, accType, outSizes,
-                          constantScalar(rewriter, loc, acc, 0));
-    }
-    // A distinct value per convolution: CSE must not merge two inits (each
-    // convolution then writes its own buffer, initialised right before it).
-    static std::atomic<int64_t> nextInit{0};
-    init.getDefiningOp()->setAttr(kConvInitAttr,
-                                  rewriter.getI64IntegerAttr(nextInit++));
+    Value init = buildConvInit(rewriter, loc, adaptor.getB(), accType,
+                               outSizes, wType.getDimSize(0));
     int64_t groups = op.getGroup();
     Value result = buildConv(rewriter, loc, padded, w, init, strides,
                              dilations, groups);
@@ -1635,22 +1646,8 @@ struct ConvTransposeOpLowering : public OpConversionPattern<ConvTransposeOp> {
         rewriter.create<tensor::DimOp>(loc, x, 0).getResult()};
     for (int64_t i = 1; i < resultType.getRank(); ++i)
       outSizes.push_back(rewriter.getIndexAttr(resultType.getDimSize(i)));
-    Value init;
-    if (!isNone(adaptor.getB())) {
-      SmallVector<int64_t> biasShape(resultType.getRank() - 1, 1);
-      biasShape[0] = perGroupOut * groups;
-      Value bias = reshapeTensor(
-          rewriter, loc, adaptor.getB(),
-          RankedTensorType::get(biasShape, elementTypeOf(adaptor.getB())),
-          {});
-      init = buildElementwise(
-          rewriter, loc, {bias}, accType,
-          [](OpBuilder &, Location, ValueRange a) { return a[0]; }, false,
-          outSizes);
-    } else {
-      init = filledTensor(rewriter, loc, accType, outSizes,
-                          constantScalar(rewriter, loc, acc, 0));
-    }
+    Value init = buildConvInit(rewriter, loc, adaptor.getB(), accType,
+                               outSizes, perGroupOut * groups);
     SmallVector<int64_t> unitStrides(spatial, 1);
     Value result = ConvOpLowering::buildConv(rewriter, loc, padded, flipped,
                                              init, unitStrides, dilations,
