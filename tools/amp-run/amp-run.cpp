@@ -819,6 +819,15 @@ int main(int argc, char **argv) {
         llvm::JITSymbolFlags::Exported};
     return map;
   });
+  // ORC compiles on first lookup: do it here so that "compile" includes
+  // code generation and a missing symbol is reported before running.
+  if (auto entryFn = program.engine->lookupPacked("_mlir_ciface_" +
+                                                  program.entry);
+      !entryFn) {
+    llvm::errs() << "error: JIT compilation failed: "
+                 << llvm::toString(entryFn.takeError()) << "\n";
+    return 1;
+  }
   double compileSeconds = std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - compileStart)
                               .count();

@@ -70,7 +70,6 @@ struct ReshapeOpLowering : public OpConversionPattern<ReshapeOp> {
       auto inputType = cast<RankedTensorType>(data.getType());
       Value shape = adaptor.getShape();
       SmallVector<Value> dims;
-      int64_t inferred = -1;
       Value minusOne = rewriter.create<arith::ConstantIndexOp>(loc, -1);
       Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
       for (int64_t i = 0; i < type.getRank(); ++i) {
@@ -87,7 +86,6 @@ struct ReshapeOpLowering : public OpConversionPattern<ReshapeOp> {
               loc, isZero, rewriter.create<tensor::DimOp>(loc, data, i), v);
         }
         dims.push_back(v);
-        inferred = i; // at most one -1; checked at run time below
       }
       Value total = rewriter.create<arith::ConstantIndexOp>(loc, 1);
       for (int64_t i = 0; i < inputType.getRank(); ++i)
@@ -119,7 +117,6 @@ struct ReshapeOpLowering : public OpConversionPattern<ReshapeOp> {
                                                      inferredSize, dims[i])
                             .getResult());
       }
-      (void)inferred;
     }
     rewriter.replaceOp(op, reshapeTensor(rewriter, loc, data, type, sizes));
     return success();
