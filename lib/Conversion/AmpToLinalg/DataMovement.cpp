@@ -403,16 +403,6 @@ struct SliceOpLowering : public OpConversionPattern<SliceOp> {
   }
 };
 
-/// Normalises a possibly negative index against `dim` (an index value).
-Value wrapIndex(OpBuilder &b, Location loc, Value index, Value dim) {
-  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-  Value isNegative =
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, index, zero);
-  return b.create<arith::SelectOp>(loc, isNegative,
-                                   b.create<arith::AddIOp>(loc, index, dim),
-                                   index);
-}
-
 struct GatherOpLowering : public OpConversionPattern<GatherOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult

@@ -328,31 +328,46 @@ Value buildElementwise(OpBuilder &b, Location loc, ValueRange inputs,
   return generic.getResult(0);
 }
 
+ReductionShape getReductionShape(OpBuilder &b, Location loc, Value input,
+                                 ArrayRef<int64_t> axes) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t rank = inputType.getRank();
+  SmallVector<OpFoldResult> inputSizes = getSizes(b, loc, input);
+  ReductionShape result;
+  SmallVector<AffineExpr> outExprs;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (llvm::is_contained(axes, i)) {
+      result.iterators.push_back(utils::IteratorType::reduction);
+      continue;
+    }
+    result.iterators.push_back(utils::IteratorType::parallel);
+    result.shape.push_back(inputType.getDimSize(i));
+    result.sizes.push_back(inputSizes[i]);
+    outExprs.push_back(b.getAffineDimExpr(i));
+  }
+  result.outMap = AffineMap::get(rank, 0, outExprs, b.getContext());
+  return result;
+}
+
+Value wrapIndex(OpBuilder &b, Location loc, Value index, Value dim) {
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value isNegative =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, index, zero);
+  return b.create<arith::SelectOp>(loc, isNegative,
+                                   b.create<arith::AddIOp>(loc, index, dim),
+                                   index);
+}
+
 Value buildReduction(OpBuilder &b, Location loc, Value input,
                      ArrayRef<int64_t> axes, Type accType, Value init,
                      ReduceCombine combine, ScalarBody map) {
-  auto inputType = cast<RankedTensorType>(input.getType());
-  int64_t rank = inputType.getRank();
-  MLIRContext *context = b.getContext();
-  SmallVector<int64_t> shape;
-  SmallVector<OpFoldResult> sizes;
-  SmallVector<OpFoldResult> inputSizes = getSizes(b, loc, input);
-  SmallVector<AffineExpr> outExprs;
-  SmallVector<utils::IteratorType> iterators;
-  for (int64_t i = 0; i < rank; ++i) {
-    if (llvm::is_contained(axes, i)) {
-      iterators.push_back(utils::IteratorType::reduction);
-      continue;
-    }
-    iterators.push_back(utils::IteratorType::parallel);
-    shape.push_back(inputType.getDimSize(i));
-    sizes.push_back(inputSizes[i]);
-    outExprs.push_back(getAffineDimExpr(i, context));
-  }
-  auto resultType = RankedTensorType::get(shape, accType);
-  Value filled = filledTensor(b, loc, resultType, sizes, init);
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  ReductionShape reduction = getReductionShape(b, loc, input, axes);
+  auto resultType = RankedTensorType::get(reduction.shape, accType);
+  Value filled = filledTensor(b, loc, resultType, reduction.sizes, init);
   SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
-                                 AffineMap::get(rank, 0, outExprs, context)};
+                                 reduction.outMap};
+  SmallVector<utils::IteratorType> iterators = reduction.iterators;
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{resultType}, ValueRange{input}, ValueRange{filled}, maps,
       iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {

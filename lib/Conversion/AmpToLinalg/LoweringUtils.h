@@ -91,6 +91,22 @@ Value buildReduction(OpBuilder &b, Location loc, Value input,
                      ReduceCombine combine,
                      ScalarBody map = nullptr);
 
+/// The loop structure of a reduction of `input` over `axes`: the result
+/// shape and sizes (reduced dimensions dropped), the result's indexing map
+/// and the iterator types.
+struct ReductionShape {
+  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> sizes;
+  AffineMap outMap;
+  SmallVector<utils::IteratorType> iterators;
+};
+ReductionShape getReductionShape(OpBuilder &b, Location loc, Value input,
+                                 ArrayRef<int64_t> axes);
+
+/// Makes a possibly negative index (an index value) non-negative against
+/// `dim`, as ONNX indices are.
+Value wrapIndex(OpBuilder &b, Location loc, Value index, Value dim);
+
 /// Reads a constant integer tensor operand (i32 or i64 elements).
 FailureOr<SmallVector<int64_t>> getConstantInts(Value value);
 

@@ -242,23 +242,12 @@ struct ArgReduceOpLowering : public OpConversionPattern<OpTy> {
                               bool isUnsigned) {
     auto inputType = cast<RankedTensorType>(input.getType());
     int64_t rank = inputType.getRank();
-    MLIRContext *context = b.getContext();
     Type compute = getComputeType(inputType.getElementType());
-    SmallVector<int64_t> shape;
-    SmallVector<OpFoldResult> sizes;
-    SmallVector<OpFoldResult> inputSizes = getSizes(b, loc, input);
-    SmallVector<AffineExpr> outExprs;
-    SmallVector<utils::IteratorType> iterators;
-    for (int64_t i = 0; i < rank; ++i) {
-      if (i == axis) {
-        iterators.push_back(utils::IteratorType::reduction);
-        continue;
-      }
-      iterators.push_back(utils::IteratorType::parallel);
-      shape.push_back(inputType.getDimSize(i));
-      sizes.push_back(inputSizes[i]);
-      outExprs.push_back(getAffineDimExpr(i, context));
-    }
+    ReductionShape reduction = getReductionShape(b, loc, input, {axis});
+    ArrayRef<int64_t> shape = reduction.shape;
+    ArrayRef<OpFoldResult> sizes = reduction.sizes;
+    AffineMap outMap = reduction.outMap;
+    SmallVector<utils::IteratorType> iterators = reduction.iterators;
     auto valueType = RankedTensorType::get(shape, compute);
     auto indexType = RankedTensorType::get(shape, b.getI64Type());
     Value values = filledTensor(
@@ -267,7 +256,6 @@ struct ArgReduceOpLowering : public OpConversionPattern<OpTy> {
             : highestValue(b, loc, compute, isUnsigned));
     Value indices = filledTensor(b, loc, indexType, sizes,
                                  constantScalar(b, loc, b.getI64Type(), -1));
-    AffineMap outMap = AffineMap::get(rank, 0, outExprs, context);
     auto generic = b.create<linalg::GenericOp>(
         loc, TypeRange{valueType, indexType}, ValueRange{input},
         ValueRange{values, indices},
@@ -905,7 +893,6 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
                          ArrayRef<int64_t> dilations, int64_t groups) {
     MLIRContext *context = b.getContext();
     auto xType = cast<RankedTensorType>(x.getType());
-    auto wType = cast<RankedTensorType>(w.getType());
     auto outType = cast<RankedTensorType>(init.getType());
     int64_t spatial = xType.getRank() - 2;
     Type acc = outType.getElementType();

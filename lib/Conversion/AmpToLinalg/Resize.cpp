@@ -32,7 +32,6 @@ struct ResizeOpLowering : public OpConversionPattern<ResizeOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = adaptor.getX();
-    auto xType = cast<RankedTensorType>(x.getType());
     RankedTensorType type = convertedResultType(getTypeConverter(), op);
     int64_t rank = type.getRank();
     if (op.getAntialias() != 0)

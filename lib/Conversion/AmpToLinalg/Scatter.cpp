@@ -22,10 +22,7 @@ Value readIndex(OpBuilder &b, Location loc, Value indices,
                 ValueRange position, Value dim) {
   Value raw = b.create<tensor::ExtractOp>(loc, indices, position);
   Value index = b.create<arith::IndexCastOp>(loc, b.getIndexType(), raw);
-  Value negative = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt,
-                                           index, cIndex(b, loc, 0));
-  return b.create<arith::SelectOp>(
-      loc, negative, b.create<arith::AddIOp>(loc, index, dim), index);
+  return wrapIndex(b, loc, index, dim);
 }
 
 /// Combines an existing and an update scalar per the ONNX reduction.
