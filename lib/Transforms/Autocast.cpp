@@ -44,6 +44,10 @@ namespace mlir::amp {
 using namespace mlir;
 using namespace mlir::amp;
 
+/// The reason recorded for ops autocast leaves alone.
+constexpr llvm::StringLiteral kNoFp32DataReason =
+    "no fp32 data (integer, bool or fixed-type operands only)";
+
 namespace {
 
 /// One op that computes on fp32 data.
@@ -692,6 +696,17 @@ void AutocastPass::writeOutputs() {
   for (Operation *op : allOps)
     if (isRecorded(op) && !nodeIndex.count(op))
       ++numUnchanged;
+  if (annotate)
+    for (Operation *op : allOps) {
+      if (!isRecorded(op))
+        continue;
+      auto it = nodeIndex.find(op);
+      op->setAttr(kReasonAttrName,
+                  StringAttr::get(op->getContext(),
+                                  it == nodeIndex.end()
+                                      ? StringRef(kNoFp32DataReason)
+                                      : StringRef(nodes[it->second].reason)));
+    }
   double lowShare = totalFlops > 0 ? 100.0 * lowFlops / totalFlops : 0.0;
 
   if (printSummary)
@@ -748,8 +763,7 @@ void AutocastPass::writeOutputs() {
                            cast<PrecisionOpInterface>(op).getOnnxOpType());
             if (!node) {
               json.attribute("precision", "unchanged");
-              json.attribute("reason", "no fp32 data (integer, bool or "
-                                       "fixed-type operands only)");
+              json.attribute("reason", kNoFp32DataReason);
               return;
             }
             json.attribute("precision", node->allow ? lowName : "f32");

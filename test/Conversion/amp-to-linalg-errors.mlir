@@ -34,11 +34,21 @@ func.func @batchnorm_training(%x: tensor<2x3x4xf32>, %s: tensor<3xf32>) -> tenso
 
 // -----
 
-func.func @slice_runtime_starts(%x: tensor<8xf32>, %s: tensor<1xi64>) -> tensor<?xf32> {
+func.func @slice_runtime_steps(%x: tensor<8xf32>, %s: tensor<1xi64>) -> tensor<?xf32> {
   %c = amp.constant dense<[6]> : tensor<1xi64>
   %none = amp.none
-  // expected-error@+1 {{ONNX Slice is not lowerable to the CPU backend yet: starts or ends are not constants}}
-  %y = amp.slice %x, %s, %c, %none, %none : (tensor<8xf32>, tensor<1xi64>, tensor<1xi64>, none, none) -> tensor<?xf32>
+  // expected-error@+1 {{ONNX Slice is not lowerable to the CPU backend yet: steps are not constants}}
+  %y = amp.slice %x, %c, %c, %none, %s : (tensor<8xf32>, tensor<1xi64>, tensor<1xi64>, none, tensor<1xi64>) -> tensor<?xf32>
+  return %y : tensor<?xf32>
+}
+
+// -----
+
+func.func @slice_runtime_axes(%x: tensor<8xf32>, %s: tensor<1xi64>) -> tensor<?xf32> {
+  %c = amp.constant dense<[6]> : tensor<1xi64>
+  %none = amp.none
+  // expected-error@+1 {{ONNX Slice is not lowerable to the CPU backend yet: axes are not constants}}
+  %y = amp.slice %x, %c, %c, %s, %none : (tensor<8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, none) -> tensor<?xf32>
   return %y : tensor<?xf32>
 }
 

@@ -87,7 +87,9 @@ func.func @gemm_trans_b(%a: tensor<4x8xf32>, %b: tensor<5x8xf32>, %c: tensor<5xf
 // Conv: explicit padding, a generic convolution marked for the runtime
 // (strides and dilations as attributes), initialised with the bias.
 // CHECK-LABEL: func.func @conv
-// CHECK: tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: %[[N:.+]] = tensor.dim %{{.+}}, %c0
+// CHECK: %[[ZERO:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<?x3x18x18xf32>)
+// CHECK: tensor.insert_slice %{{.+}} into %[[ZERO]][0, 0, 1, 1] [%[[N]], 3, 16, 16] [1, 1, 1, 1]
 // CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<4x1x1xf32>) outs(%{{.+}} : tensor<?x4x8x8xf32>)
 // CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
 // CHECK-SAME: ins(%{{.+}}, %{{.+}} : tensor<?x3x18x18xf32>, tensor<4x3x3x3xf32>)
@@ -154,15 +156,25 @@ func.func @reduce_mean(%a: tensor<4x8xf16>) -> tensor<4x1xf16> {
 
 // -----
 
-// Softmax: max, exp(x - max), sum, divide.
+// Softmax over axis 1 of a rank-3 tensor: max and sum reduce d1 (the
+// reduced map drops it), exp(x - max) and the division broadcast back.
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[RED:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[BC:.+]] = affine_map<(d0, d1, d2) -> (d0, 0, d2)>
 // CHECK-LABEL: func.func @softmax
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[RED]]], iterator_types = ["parallel", "reduction", "parallel"]}
 // CHECK: arith.maximumf
+// CHECK: tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2]] output_shape [2, 1, 8]
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[BC]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]}
 // CHECK: math.exp
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[RED]]], iterator_types = ["parallel", "reduction", "parallel"]}
 // CHECK: arith.addf
+// CHECK: tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2]] output_shape [2, 1, 8]
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[BC]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]}
 // CHECK: arith.divf
-func.func @softmax(%a: tensor<2x8xf32>) -> tensor<2x8xf32> {
-  %0 = amp.softmax %a : (tensor<2x8xf32>) -> tensor<2x8xf32>
-  return %0 : tensor<2x8xf32>
+func.func @softmax(%a: tensor<2x5x8xf32>) -> tensor<2x5x8xf32> {
+  %0 = amp.softmax %a {axis = 1 : i64} : (tensor<2x5x8xf32>) -> tensor<2x5x8xf32>
+  return %0 : tensor<2x5x8xf32>
 }
 
 // -----
@@ -188,4 +200,56 @@ func.func @constant(%a: tensor<2xf32> {amp.name = "x"}) -> tensor<2xf32> {
   %c = amp.constant dense<[1.0, 2.0]> : tensor<2xf32>
   %0 = amp.mul %a, %c : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Gemm's C broadcast over a dynamic batch keeps the dynamic size (the
+// accumulator is as dynamic as the result).
+// CHECK-LABEL: func.func @gemm_dynamic_batch
+// CHECK: %[[M:.+]] = tensor.dim %{{.+}}, %c0 : tensor<?x8xf32>
+// CHECK: %[[E:.+]] = tensor.empty(%[[M]]) : tensor<?x5xf32>
+// CHECK: %[[INIT:.+]] = linalg.generic {{.+}} ins(%{{.+}} : tensor<1x5xf32>) outs(%[[E]] : tensor<?x5xf32>)
+// CHECK: linalg.matmul_transpose_b ins(%{{.+}}, %{{.+}} : tensor<?x8xf32>, tensor<5x8xf32>) outs(%[[INIT]] : tensor<?x5xf32>)
+func.func @gemm_dynamic_batch(%a: tensor<?x8xf32>, %b: tensor<5x8xf32>, %c: tensor<1x5xf32>) -> tensor<?x5xf32> {
+  %0 = amp.gemm %a, %b, %c {transB = 1 : i64} : (tensor<?x8xf32>, tensor<5x8xf32>, tensor<1x5xf32>) -> tensor<?x5xf32>
+  return %0 : tensor<?x5xf32>
+}
+
+// -----
+
+// Slice with run-time starts and ends (exports compute them from Shape):
+// read, counted from the end when negative, clamped to [0, dim], size
+// ceil((end - start) / step).
+// CHECK-LABEL: func.func @slice_runtime
+// CHECK: %[[DIM:.+]] = tensor.dim %arg0, %c1
+// CHECK: %[[START:.+]] = tensor.extract %arg1
+// CHECK: arith.index_cast %[[START]]
+// CHECK: arith.cmpi slt
+// CHECK: arith.addi %{{.+}}, %[[DIM]]
+// CHECK: arith.select
+// CHECK: tensor.extract %arg2
+// CHECK: arith.maxsi
+// CHECK: arith.minsi %{{.+}}, %[[DIM]]
+// CHECK: arith.ceildivsi %{{.+}}, %c2
+// CHECK: %[[SIZE:.+]] = arith.maxsi
+// CHECK: tensor.extract_slice %arg0[0, %{{.+}}] [4, %[[SIZE]]] [1, 2] : tensor<4x?xf32> to tensor<4x?xf32>
+func.func @slice_runtime(%x: tensor<4x?xf32>, %s: tensor<1xi64>, %e: tensor<1xi64>) -> tensor<4x?xf32> {
+  %axes = amp.constant dense<[1]> : tensor<1xi64>
+  %steps = amp.constant dense<[2]> : tensor<1xi64>
+  %y = amp.slice %x, %s, %e, %axes, %steps : (tensor<4x?xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4x?xf32>
+  return %y : tensor<4x?xf32>
+}
+
+// -----
+
+// Integer Abs: select(x < 0, 0 - x, x) (math.absi has no LLVM lowering).
+// CHECK-LABEL: func.func @abs_int
+// CHECK: arith.cmpi slt
+// CHECK: arith.subi
+// CHECK: arith.select
+// CHECK-NOT: math.absi
+func.func @abs_int(%x: tensor<4xi64>) -> tensor<4xi64> {
+  %y = amp.abs %x : (tensor<4xi64>) -> tensor<4xi64>
+  return %y : tensor<4xi64>
 }

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
+#include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "amp/Runtime/CpuRuntime.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
 #include "amp/Transforms/Passes.h"
@@ -32,6 +33,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -44,6 +46,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 
 using namespace mlir;
@@ -100,6 +103,22 @@ static cl::opt<bool> ampFp32Accumulate(
     cl::desc("Low-precision GEMMs and reductions accumulate in fp32 "
              "(default on)"),
     cl::init(true), cl::cat(runCategory));
+static cl::opt<std::string> checkNumerics(
+    "check-numerics", cl::ValueOptional,
+    cl::desc("With --amp-type: run the fp32 program beside the "
+             "low-precision one and report, per op, non-finite values, "
+             "underflow and the relative error (=FILE.json also writes all "
+             "of it as JSON)"),
+    cl::value_desc("file.json"), cl::cat(runCategory));
+static cl::opt<double> underflowThreshold(
+    "check-numerics-underflow",
+    cl::desc("--check-numerics lists ops that lose more than this fraction "
+             "of their nonzero values to zero or subnormals"),
+    cl::init(0.01), cl::cat(runCategory));
+static cl::opt<unsigned> numericsTop(
+    "check-numerics-top",
+    cl::desc("--check-numerics prints this many ops with the worst error"),
+    cl::init(10), cl::cat(runCategory));
 static cl::opt<std::string>
     dumpLowered("dump-llvm-dialect",
                 cl::desc("Write the lowered LLVM-dialect module to a file"),
@@ -481,11 +500,10 @@ LogicalResult Program::run(ArrayRef<Tensor> args,
   return success();
 }
 
-/// Imports or parses the model, autocasts it when asked, records the entry
-/// signature and lowers it to the LLVM dialect.
-FailureOr<OwningOpRef<ModuleOp>> loadModel(MLIRContext &context,
-                                           llvm::SourceMgr &sourceMgr,
-                                           Program &program) {
+/// Imports or parses the model; ONNX input is cleaned up the way amp-opt
+/// does before autocast (canonicalize + CSE).
+FailureOr<OwningOpRef<ModuleOp>> importModel(MLIRContext &context,
+                                             llvm::SourceMgr &sourceMgr) {
   OwningOpRef<ModuleOp> module;
   bool isOnnx = amp::isONNXFile(modelFile);
   if (isOnnx) {
@@ -502,47 +520,64 @@ FailureOr<OwningOpRef<ModuleOp>> loadModel(MLIRContext &context,
   }
   if (!module)
     return failure();
-
-  PassManager pm(&context, ModuleOp::getOperationName(),
-                 OpPassManager::Nesting::Implicit);
   if (isOnnx) {
+    PassManager pm(&context, ModuleOp::getOperationName(),
+                   OpPassManager::Nesting::Implicit);
     GreedyRewriteConfig cleanup;
     cleanup.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
     pm.addPass(createCanonicalizerPass(cleanup));
     pm.addPass(createCSEPass());
-  }
-  if (!ampType.empty()) {
-    amp::AmpAutocastOptions options;
-    options.type = ampType;
-    options.optLevel = ampOptLevel;
-    options.policyFile = ampPolicy;
-    options.keepIOTypes = ampKeepIOTypes;
-    options.fp32Accumulate = ampFp32Accumulate;
-    if (llvm::Error err = amp::checkAutocastOptions(options)) {
-      llvm::errs() << "error: amp-autocast: " << llvm::toString(std::move(err))
-                   << "\n";
+    if (failed(pm.run(*module)))
       return failure();
-    }
-    pm.addPass(amp::createAmpAutocast(options));
-    pm.addPass(amp::createAmpCastCleanup());
   }
-  if (failed(pm.run(*module)))
-    return failure();
+  return module;
+}
 
-  // The entry point: `main`, else the only public function.
-  func::FuncOp entry = module->lookupSymbol<func::FuncOp>("main");
-  if (!entry) {
-    SmallVector<func::FuncOp> publics;
-    for (auto func : module->getOps<func::FuncOp>())
-      if (func.isPublic() && !func.isExternal())
-        publics.push_back(func);
-    if (publics.size() != 1) {
-      module->emitError("no entry function: expected @main or exactly one "
-                        "public function");
-      return failure();
-    }
-    entry = publics.front();
+/// Runs amp-autocast and amp-cast-cleanup with the command line's options.
+LogicalResult autocastModule(ModuleOp module, bool annotate) {
+  amp::AmpAutocastOptions options;
+  options.type = ampType;
+  options.optLevel = ampOptLevel;
+  options.policyFile = ampPolicy;
+  options.keepIOTypes = ampKeepIOTypes;
+  options.fp32Accumulate = ampFp32Accumulate;
+  options.annotate = annotate;
+  if (llvm::Error err = amp::checkAutocastOptions(options)) {
+    llvm::errs() << "error: amp-autocast: " << llvm::toString(std::move(err))
+                 << "\n";
+    return failure();
   }
+  PassManager pm(module->getContext(), ModuleOp::getOperationName(),
+                 OpPassManager::Nesting::Implicit);
+  pm.addPass(amp::createAmpAutocast(options));
+  pm.addPass(amp::createAmpCastCleanup());
+  return pm.run(module);
+}
+
+/// The entry point: `main`, else the only public function.
+func::FuncOp findEntry(ModuleOp module) {
+  if (auto entry = module.lookupSymbol<func::FuncOp>("main"))
+    return entry;
+  SmallVector<func::FuncOp> publics;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      publics.push_back(func);
+  if (publics.size() != 1) {
+    module.emitError("no entry function: expected @main or exactly one "
+                     "public function");
+    return nullptr;
+  }
+  return publics.front();
+}
+
+/// Records the entry signature in `program` and lowers the module to the
+/// LLVM dialect.
+LogicalResult lowerModule(ModuleOp module, Program &program,
+                          StringRef dumpPath) {
+  MLIRContext &context = *module->getContext();
+  func::FuncOp entry = findEntry(module);
+  if (!entry)
+    return failure();
   program.entry = entry.getSymName().str();
   auto name = [](DictionaryAttr attrs, unsigned i, StringRef fallback) {
     if (attrs)
@@ -573,11 +608,11 @@ FailureOr<OwningOpRef<ModuleOp>> loadModel(MLIRContext &context,
 
   PassManager lower(&context);
   amp::buildAmpCpuPipeline(lower);
-  if (failed(lower.run(*module)))
+  if (failed(lower.run(module)))
     return failure();
-  if (!dumpLowered.empty()) {
+  if (!dumpPath.empty()) {
     std::string errorMessage;
-    auto output = openOutputFile(dumpLowered, &errorMessage);
+    auto output = openOutputFile(dumpPath, &errorMessage);
     if (!output) {
       llvm::errs() << "error: " << errorMessage << "\n";
       return failure();
@@ -587,9 +622,8 @@ FailureOr<OwningOpRef<ModuleOp>> loadModel(MLIRContext &context,
     module->print(output->os(), flags);
     output->keep();
   }
-  return module;
+  return success();
 }
-
 
 /// Large constant globals (model weights) are left out of the LLVM module:
 /// each becomes an external declaration that the JIT resolves to the bytes
@@ -624,6 +658,273 @@ llvm::StringMap<const void *> externalizeWeights(ModuleOp module) {
     symbols[global.getSymName()] = data;
   });
   return symbols;
+}
+
+/// JIT-compiles a lowered module into `program` (weights stay in the
+/// MLIR context, see externalizeWeights).
+LogicalResult compileProgram(ModuleOp module, Program &program) {
+  llvm::StringMap<const void *> weights = externalizeWeights(module);
+  ExecutionEngineOptions options;
+  options.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(module, options);
+  if (!engine) {
+    llvm::errs() << "error: JIT compilation failed: "
+                 << llvm::toString(engine.takeError()) << "\n";
+    return failure();
+  }
+  program.engine = std::move(*engine);
+  program.engine->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    unsigned count;
+    const amp::RuntimeSymbol *symbols = amp::getCpuRuntimeSymbols(count);
+    for (unsigned i = 0; i < count; ++i)
+      map[interner(symbols[i].name)] = {
+          llvm::orc::ExecutorAddr::fromPtr(symbols[i].address),
+          llvm::JITSymbolFlags::Exported};
+    for (const auto &weight : weights)
+      map[interner(weight.getKey())] = {
+          llvm::orc::ExecutorAddr::fromPtr(weight.getValue()),
+          llvm::JITSymbolFlags::Exported};
+    // Strided copies (memref.copy) call MLIR's C runner utils.
+    map[interner("memrefCopy")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+        llvm::JITSymbolFlags::Exported};
+    return map;
+  });
+  // ORC compiles on first lookup: do it here so that "compile" includes
+  // code generation and a missing symbol is reported before running.
+  if (auto entryFn = program.engine->lookupPacked("_mlir_ciface_" +
+                                                  program.entry);
+      !entryFn) {
+    llvm::errs() << "error: JIT compilation failed: "
+                 << llvm::toString(entryFn.takeError()) << "\n";
+    return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// --check-numerics
+//===----------------------------------------------------------------------===//
+
+/// An op result that an instrumented program returns after the model's own
+/// outputs.
+struct Probe {
+  int64_t id;
+  unsigned resultNumber;
+  std::string node, opType, reason;
+};
+
+/// Numbers the ops of the entry block (`amp.probe`), so that the same op
+/// can be found after autocast, which keeps ops and their attributes.
+void numberProbes(func::FuncOp entry) {
+  MLIRContext *context = entry.getContext();
+  int64_t id = 0;
+  for (Operation &op : entry.getBody().front().without_terminator())
+    if (isa<amp::PrecisionOpInterface>(op) &&
+        !isa<amp::ConstantOp, amp::NoneOp>(op))
+      op.setAttr(amp::kProbeAttrName,
+                 IntegerAttr::get(IntegerType::get(context, 64), id++));
+}
+
+/// Returns every floating-point result of a numbered op from the entry
+/// function, after its own results.
+SmallVector<Probe> exposeProbes(func::FuncOp entry) {
+  Block &body = entry.getBody().front();
+  auto returnOp = cast<func::ReturnOp>(body.getTerminator());
+  SmallVector<Value> operands(returnOp.getOperands());
+  SmallVector<Probe> probes;
+  for (Operation &op : body.without_terminator()) {
+    auto id = op.getAttrOfType<IntegerAttr>(amp::kProbeAttrName);
+    if (!id)
+      continue;
+    for (OpResult result : op.getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type || !isa<FloatType>(type.getElementType()))
+        continue;
+      Probe probe;
+      probe.id = id.getInt();
+      probe.resultNumber = result.getResultNumber();
+      probe.node = amp::getNodeName(op.getLoc()).str();
+      probe.opType =
+          cast<amp::PrecisionOpInterface>(op).getOnnxOpType().str();
+      if (auto reason = op.getAttrOfType<StringAttr>(amp::kReasonAttrName))
+        probe.reason = reason.str();
+      std::string name = "probe_" + std::to_string(probe.id) + "_" +
+                         std::to_string(probe.resultNumber);
+      entry.insertResult(
+          entry.getNumResults(), type,
+          DictionaryAttr::get(
+              entry.getContext(),
+              {NamedAttribute(StringAttr::get(entry.getContext(), "amp.name"),
+                              StringAttr::get(entry.getContext(), name))}));
+      operands.push_back(result);
+      probes.push_back(std::move(probe));
+    }
+  }
+  returnOp->setOperands(operands);
+  return probes;
+}
+
+/// What one op's low-precision output did against the fp32 reference.
+struct ProbeStats {
+  const Probe *probe = nullptr;
+  std::string precision;
+  int64_t elements = 0;
+  /// Inf or NaN in low precision where fp32 is finite.
+  int64_t nonFinite = 0;
+  /// fp32 nonzero and finite; of those, zero or subnormal in low precision.
+  int64_t nonzero = 0, underflow = 0;
+  double maxAbsError = 0, maxAbsReference = 0;
+
+  double underflowFraction() const {
+    return nonzero ? static_cast<double>(underflow) / nonzero : 0.0;
+  }
+  /// Largest error relative to the largest reference magnitude (finite
+  /// elements only).
+  double relativeError() const {
+    return maxAbsReference > 0 ? maxAbsError / maxAbsReference : maxAbsError;
+  }
+};
+
+double smallestNormal(Type type) {
+  if (type.isF16())
+    return 6.103515625e-05;
+  if (type.isF64())
+    return 2.2250738585072014e-308;
+  return 1.1754943508222875e-38; // f32 and bf16
+}
+
+ProbeStats compareProbe(const Probe &probe, const Tensor &low,
+                        const Tensor &reference) {
+  ProbeStats stats;
+  stats.probe = &probe;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << low.elementType;
+  stats.precision = os.str();
+  if (low.shape != reference.shape)
+    return stats;
+  stats.elements = low.count();
+  double tiny = smallestNormal(low.elementType);
+  for (int64_t i = 0; i < stats.elements; ++i) {
+    double a = elementAsDouble(low, i), b = elementAsDouble(reference, i);
+    if (!std::isfinite(b))
+      continue;
+    if (!std::isfinite(a)) {
+      ++stats.nonFinite;
+      continue;
+    }
+    if (b != 0) {
+      ++stats.nonzero;
+      if (std::fabs(a) < tiny)
+        ++stats.underflow;
+    }
+    stats.maxAbsError = std::max(stats.maxAbsError, std::fabs(a - b));
+    stats.maxAbsReference = std::max(stats.maxAbsReference, std::fabs(b));
+  }
+  return stats;
+}
+
+/// Prints the table and writes the JSON report of --check-numerics.
+LogicalResult reportNumerics(ArrayRef<ProbeStats> stats, StringRef lowName,
+                             StringRef jsonPath) {
+  auto describe = [](const ProbeStats &s) {
+    std::string text = "#" + std::to_string(s.probe->id) + " '" +
+                       s.probe->node + "' (" + s.probe->opType + ", " +
+                       s.precision;
+    if (!s.probe->reason.empty())
+      text += ": " + s.probe->reason;
+    return text + ")";
+  };
+  llvm::raw_ostream &os = llvm::outs();
+  os << "check-numerics: " << lowName << " program against the fp32 "
+     << "reference, " << stats.size() << " op outputs compared\n";
+  const ProbeStats *firstNonFinite = nullptr;
+  for (const ProbeStats &s : stats)
+    if (s.nonFinite > 0) {
+      firstNonFinite = &s;
+      break;
+    }
+  if (firstNonFinite)
+    os << "first non-finite: " << describe(*firstNonFinite) << ": "
+       << firstNonFinite->nonFinite << " of " << firstNonFinite->elements
+       << " values are Inf or NaN where fp32 is finite\n";
+  else
+    os << "first non-finite: none\n";
+  SmallVector<const ProbeStats *> underflows;
+  for (const ProbeStats &s : stats)
+    if (s.underflowFraction() > underflowThreshold)
+      underflows.push_back(&s);
+  os << "underflow (more than " << underflowThreshold * 100
+     << "% of nonzero values flushed to zero or subnormal): "
+     << (underflows.empty() ? "none" : std::to_string(underflows.size()) +
+                                           " op outputs")
+     << "\n";
+  for (const ProbeStats *s : underflows)
+    os << llvm::format("  %6.2f%%  ", 100 * s->underflowFraction())
+       << describe(*s) << "\n";
+  SmallVector<const ProbeStats *> worst;
+  for (const ProbeStats &s : stats)
+    worst.push_back(&s);
+  llvm::stable_sort(worst, [](const ProbeStats *a, const ProbeStats *b) {
+    return a->relativeError() > b->relativeError();
+  });
+  if (worst.size() > numericsTop)
+    worst.resize(numericsTop);
+  os << "worst relative error (max |error| / max |fp32|, finite values):\n";
+  for (const ProbeStats *s : worst)
+    os << llvm::format("  %9.3g  ", s->relativeError()) << describe(*s)
+       << "\n";
+  if (jsonPath.empty())
+    return success();
+  std::string errorMessage;
+  auto output = openOutputFile(jsonPath, &errorMessage);
+  if (!output) {
+    llvm::errs() << "error: " << errorMessage << "\n";
+    return failure();
+  }
+  llvm::json::OStream json(output->os(), /*IndentSize=*/1);
+  auto record = [&](const ProbeStats &s) {
+    json.object([&] {
+      json.attribute("index", s.probe->id);
+      json.attribute("result", static_cast<int64_t>(s.probe->resultNumber));
+      json.attribute("node", s.probe->node);
+      json.attribute("op", s.probe->opType);
+      json.attribute("precision", s.precision);
+      json.attribute("reason", s.probe->reason);
+      json.attribute("elements", s.elements);
+      json.attribute("non_finite", s.nonFinite);
+      json.attribute("nonzero", s.nonzero);
+      json.attribute("underflow", s.underflow);
+      json.attribute("underflow_fraction", s.underflowFraction());
+      json.attribute("max_abs_error", s.maxAbsError);
+      json.attribute("max_abs_reference", s.maxAbsReference);
+      json.attribute("relative_error", s.relativeError());
+    });
+  };
+  json.object([&] {
+    json.attribute("type", lowName);
+    json.attribute("underflow_threshold", underflowThreshold.getValue());
+    json.attributeBegin("first_non_finite");
+    if (firstNonFinite)
+      record(*firstNonFinite);
+    else
+      json.value(nullptr);
+    json.attributeEnd();
+    json.attributeArray("underflow", [&] {
+      for (const ProbeStats *s : underflows)
+        record(*s);
+    });
+    json.attributeArray("ops", [&] {
+      for (const ProbeStats &s : stats)
+        record(s);
+    });
+  });
+  output->os() << "\n";
+  output->keep();
+  return success();
 }
 
 LogicalResult checkInput(const Signature &sig, const Tensor &t,
@@ -746,19 +1047,56 @@ int main(int argc, char **argv) {
   }
 
   auto compileStart = std::chrono::steady_clock::now();
-  Program program;
-  auto module = loadModel(context, sourceMgr, program);
+  bool numerics = checkNumerics.getNumOccurrences() > 0;
+  if (numerics && ampType.empty()) {
+    llvm::errs() << "error: --check-numerics compares a low-precision "
+                    "program with fp32: give --amp-type f16 or bf16\n";
+    return 1;
+  }
+  if (numerics && benchmarkRuns > 0) {
+    llvm::errs() << "error: --check-numerics runs an instrumented program: "
+                    "it cannot be combined with --benchmark\n";
+    return 1;
+  }
+  if (numerics && !ampKeepIOTypes) {
+    llvm::errs() << "error: --check-numerics feeds both programs the same "
+                    "inputs: it needs --amp-keep-io-types\n";
+    return 1;
+  }
+  Program program, reference;
+  SmallVector<Probe> probes;
+  auto module = importModel(context, sourceMgr);
   if (failed(module))
     return 1;
-
+  OwningOpRef<ModuleOp> referenceModule;
+  if (numerics) {
+    func::FuncOp entry = findEntry(**module);
+    if (!entry)
+      return 1;
+    numberProbes(entry);
+    referenceModule = (*module)->clone();
+    exposeProbes(findEntry(*referenceModule));
+  }
+  if (!ampType.empty() && failed(autocastModule(**module, numerics)))
+    return 1;
+  if (numerics)
+    probes = exposeProbes(findEntry(**module));
+  if (failed(lowerModule(**module, program, dumpLowered)) ||
+      failed(compileProgram(**module, program)))
+    return 1;
+  if (numerics && (failed(lowerModule(*referenceModule, reference, "")) ||
+                   failed(compileProgram(*referenceModule, reference))))
+    return 1;
+  // The model's own outputs come first; probes follow.
+  size_t numOutputs = program.outputs.size() - probes.size();
   if (!randomInputs && inputs.size() != program.inputs.size()) {
     llvm::errs() << "error: the model has " << program.inputs.size()
                  << " input(s) but " << inputs.size()
                  << " file(s) were given with -i (or use --random-inputs)\n";
     return 1;
   }
-  if (!references.empty() && references.size() != program.outputs.size()) {
-    llvm::errs() << "error: the model has " << program.outputs.size()
+  if (!references.empty() && references.size() != numOutputs) {
+    llvm::errs() << "error: the model has " << numOutputs
                  << " output(s) but " << references.size()
                  << " --compare-to file(s) were given\n";
     return 1;
@@ -790,44 +1128,6 @@ int main(int argc, char **argv) {
     }
   }
 
-  llvm::StringMap<const void *> weights = externalizeWeights(**module);
-  ExecutionEngineOptions options;
-  options.transformer = makeOptimizingTransformer(3, 0, nullptr);
-  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  auto engine = ExecutionEngine::create(**module, options);
-  if (!engine) {
-    llvm::errs() << "error: JIT compilation failed: "
-                 << llvm::toString(engine.takeError()) << "\n";
-    return 1;
-  }
-  program.engine = std::move(*engine);
-  program.engine->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap map;
-    unsigned count;
-    const amp::RuntimeSymbol *symbols = amp::getCpuRuntimeSymbols(count);
-    for (unsigned i = 0; i < count; ++i)
-      map[interner(symbols[i].name)] = {
-          llvm::orc::ExecutorAddr::fromPtr(symbols[i].address),
-          llvm::JITSymbolFlags::Exported};
-    for (const auto &weight : weights)
-      map[interner(weight.getKey())] = {
-          llvm::orc::ExecutorAddr::fromPtr(weight.getValue()),
-          llvm::JITSymbolFlags::Exported};
-    // Strided copies (memref.copy) call MLIR's C runner utils.
-    map[interner("memrefCopy")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
-        llvm::JITSymbolFlags::Exported};
-    return map;
-  });
-  // ORC compiles on first lookup: do it here so that "compile" includes
-  // code generation and a missing symbol is reported before running.
-  if (auto entryFn = program.engine->lookupPacked("_mlir_ciface_" +
-                                                  program.entry);
-      !entryFn) {
-    llvm::errs() << "error: JIT compilation failed: "
-                 << llvm::toString(entryFn.takeError()) << "\n";
-    return 1;
-  }
   double compileSeconds = std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - compileStart)
                               .count();
@@ -835,6 +1135,38 @@ int main(int argc, char **argv) {
   SmallVector<Tensor> results;
   if (failed(program.run(inputs, results)))
     return 1;
+  if (numerics) {
+    SmallVector<Tensor> referenceResults;
+    if (failed(reference.run(inputs, referenceResults)))
+      return 1;
+    // Probes are matched by op number: the reference returns every op's
+    // results, the low-precision program those that survived autocast.
+    std::map<std::pair<int64_t, unsigned>, size_t> referenceIndex;
+    size_t referenceOutputs = reference.outputs.size();
+    for (size_t i = 0; i < referenceOutputs; ++i) {
+      StringRef name = reference.outputs[i].name;
+      int64_t id;
+      unsigned result;
+      if (name.consume_front("probe_")) {
+        auto [idText, resultText] = name.split('_');
+        if (!idText.getAsInteger(10, id) &&
+            !resultText.getAsInteger(10, result))
+          referenceIndex[{id, result}] = i;
+      }
+    }
+    SmallVector<ProbeStats> stats;
+    for (auto [i, probe] : llvm::enumerate(probes)) {
+      auto it = referenceIndex.find({probe.id, probe.resultNumber});
+      if (it == referenceIndex.end())
+        continue;
+      stats.push_back(compareProbe(probe, results[numOutputs + i],
+                                   referenceResults[it->second]));
+    }
+    if (failed(reportNumerics(stats, ampType, checkNumerics)))
+      return 1;
+    results.truncate(numOutputs);
+    program.outputs.truncate(numOutputs);
+  }
 
   if (!outputDir.empty()) {
     if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {

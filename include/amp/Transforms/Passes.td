@@ -76,6 +76,9 @@ def AmpAutocast : Pass<"amp-autocast", "::mlir::ModuleOp"> {
            "Write the graph coloured by precision (Graphviz dot)">,
     Option<"printSummary", "summary", "bool", /*default=*/"false",
            "Print a one-line summary on stderr">,
+    Option<"annotate", "annotate", "bool", /*default=*/"false",
+           "Attach each op's reason (as in the report) as an `amp.reason` "
+           "string attribute">,
   ];
   let dependentDialects = ["::mlir::amp::AmpDialect"];
 }

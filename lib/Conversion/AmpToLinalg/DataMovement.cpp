@@ -311,6 +311,19 @@ struct SplitOpLowering : public OpConversionPattern<SplitOp> {
   }
 };
 
+/// Element `i` of a 1-D integer tensor as an index: a constant when the
+/// tensor is one, else read at run time.
+static OpFoldResult indexElement(OpBuilder &b, Location loc, Value tensor,
+                                 Value converted, int64_t i) {
+  auto values = getConstantInts(tensor);
+  if (succeeded(values))
+    return b.getIndexAttr((*values)[i]);
+  Value position = b.create<arith::ConstantIndexOp>(loc, i);
+  Value element = b.create<tensor::ExtractOp>(loc, converted, position);
+  return b.create<arith::IndexCastOp>(loc, b.getIndexType(), element)
+      .getResult();
+}
+
 struct SliceOpLowering : public OpConversionPattern<SliceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -320,18 +333,22 @@ struct SliceOpLowering : public OpConversionPattern<SliceOp> {
     Value data = adaptor.getData();
     auto type = cast<RankedTensorType>(data.getType());
     int64_t rank = type.getRank();
-    auto starts = getConstantInts(op.getStarts());
-    auto ends = getConstantInts(op.getEnds());
-    if (failed(starts) || failed(ends))
-      return notLowerable(op, "starts or ends are not constants");
-    SmallVector<int64_t> axes, steps(starts->size(), 1);
+    auto startsType = cast<RankedTensorType>(op.getStarts().getType());
+    if (startsType.isDynamicDim(0))
+      return notLowerable(op, "the number of starts is not static");
+    int64_t count = startsType.getDimSize(0);
+    // The axes decide which dimensions are sliced and the step signs decide
+    // the clamping rules: both must be known. Starts and ends may be
+    // computed at run time (exports with dynamic sequence axes compute them
+    // from Shape).
+    SmallVector<int64_t> axes, steps(count, 1);
     if (!isNone(op.getAxes())) {
       auto values = getConstantInts(op.getAxes());
       if (failed(values))
         return notLowerable(op, "axes are not constants");
       axes = *values;
     } else {
-      for (size_t i = 0; i < starts->size(); ++i)
+      for (int64_t i = 0; i < count; ++i)
         axes.push_back(i);
     }
     if (!isNone(op.getSteps())) {
@@ -340,64 +357,109 @@ struct SliceOpLowering : public OpConversionPattern<SliceOp> {
         return notLowerable(op, "steps are not constants");
       steps = *values;
     }
+    // Index arithmetic that folds when everything is constant.
+    auto value = [&](OpFoldResult v) {
+      return getValueOrCreateConstantIndexOp(rewriter, loc, v);
+    };
+    auto constant = [&](int64_t v) {
+      return rewriter.create<arith::ConstantIndexOp>(loc, v).getResult();
+    };
+    auto fold = [&](Value v) { return getAsOpFoldResult(v); };
+    auto clamp = [&](Value v, Value low, Value high) {
+      Value above = rewriter.createOrFold<arith::MaxSIOp>(loc, v, low);
+      return rewriter.createOrFold<arith::MinSIOp>(loc, above, high);
+    };
+    // A negative position counts from the end (INT64_MIN and INT64_MAX
+    // ends stay out of range and are clamped).
+    auto fromEnd = [&](Value v, Value dim) {
+      Value zero = constant(0);
+      Value isNegative = rewriter.createOrFold<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::slt, v, zero);
+      Value shifted = rewriter.createOrFold<arith::AddIOp>(loc, v, dim);
+      return rewriter.createOrFold<arith::SelectOp>(loc, isNegative, shifted,
+                                                    v);
+    };
     SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
     SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, data);
-    SmallVector<int64_t> startOf(rank, 0), stepOf(rank, 1);
+    SmallVector<int64_t> stepOf(rank, 1);
     bool negative = false;
     for (auto [i, rawAxis] : llvm::enumerate(axes)) {
       int64_t axis = normalizeAxis(rawAxis, rank);
-      int64_t dim = type.getDimSize(axis);
-      if (ShapedType::isDynamic(dim))
-        return notLowerable(op, "slicing a dynamic dimension");
       int64_t step = steps[i];
-      int64_t start = (*starts)[i], end = (*ends)[i];
-      if (start < 0)
-        start += dim;
-      if (end < 0 && end > std::numeric_limits<int64_t>::min() / 2)
-        end += dim;
-      int64_t size;
+      if (step == 0)
+        return notLowerable(op, "a step is 0");
+      Value dim = value(sizes[axis]);
+      Value start = fromEnd(
+          value(indexElement(rewriter, loc, op.getStarts(), adaptor.getStarts(),
+                             i)),
+          dim);
+      Value end = fromEnd(value(indexElement(rewriter, loc, op.getEnds(),
+                                             adaptor.getEnds(), i)),
+                          dim);
+      Value zero = constant(0);
+      Value size;
       if (step > 0) {
-        start = std::clamp<int64_t>(start, 0, dim);
-        end = std::clamp<int64_t>(end, 0, dim);
-        size = std::max<int64_t>(0, (end - start + step - 1) / step);
+        start = clamp(start, zero, dim);
+        end = clamp(end, zero, dim);
+        Value span = rewriter.createOrFold<arith::SubIOp>(loc, end, start);
+        size = rewriter.createOrFold<arith::CeilDivSIOp>(loc, span,
+                                                         constant(step));
       } else {
-        start = std::clamp<int64_t>(start, 0, dim - 1);
-        end = std::clamp<int64_t>(end, -1, dim - 1);
-        size = std::max<int64_t>(0, (start - end - step - 1) / -step);
+        Value last = rewriter.createOrFold<arith::SubIOp>(loc, dim, constant(1));
+        start = clamp(start, zero, last);
+        end = clamp(end, constant(-1), last);
+        Value span = rewriter.createOrFold<arith::SubIOp>(loc, start, end);
+        size = rewriter.createOrFold<arith::CeilDivSIOp>(loc, span,
+                                                         constant(-step));
         negative = true;
       }
-      startOf[axis] = start;
+      size = rewriter.createOrFold<arith::MaxSIOp>(loc, size, zero);
       stepOf[axis] = step;
-      offsets[axis] = rewriter.getIndexAttr(start);
-      sizes[axis] = rewriter.getIndexAttr(size);
+      offsets[axis] = fold(start);
+      sizes[axis] = fold(size);
     }
     RankedTensorType resultType = convertedResultType(getTypeConverter(), op);
+    Value result;
     if (!negative) {
       SmallVector<OpFoldResult> strides;
       for (int64_t s : stepOf)
         strides.push_back(rewriter.getIndexAttr(s));
-      rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
-          op, resultType, data, offsets, sizes, strides);
-      return success();
+      result = rewriter.create<tensor::ExtractSliceOp>(loc, data, offsets,
+                                                       sizes, strides);
+    } else {
+      // Negative steps: index arithmetic in a generic.
+      SmallVector<int64_t> shape;
+      for (OpFoldResult size : sizes) {
+        std::optional<int64_t> known = getConstantIntValue(size);
+        shape.push_back(known ? *known : ShapedType::kDynamic);
+      }
+      auto sliceType = RankedTensorType::get(shape, type.getElementType());
+      Value init = emptyTensor(rewriter, loc, sliceType, sizes);
+      result =
+          rewriter
+              .create<linalg::GenericOp>(
+                  loc, TypeRange{sliceType}, ValueRange{}, ValueRange{init},
+                  SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
+                  SmallVector<utils::IteratorType>(
+                      rank, utils::IteratorType::parallel),
+                  [&](OpBuilder &b, Location l, ValueRange) {
+                    SmallVector<Value> indices;
+                    for (int64_t i = 0; i < rank; ++i) {
+                      Value o = b.create<linalg::IndexOp>(l, i);
+                      Value scaled = b.create<arith::MulIOp>(
+                          l, o, b.create<arith::ConstantIndexOp>(l, stepOf[i]));
+                      indices.push_back(b.create<arith::AddIOp>(
+                          l, scaled,
+                          getValueOrCreateConstantIndexOp(b, l, offsets[i])));
+                    }
+                    b.create<linalg::YieldOp>(
+                        l, ValueRange{
+                               b.create<tensor::ExtractOp>(l, data, indices)});
+                  })
+              .getResult(0);
     }
-    // Negative steps: index arithmetic in a generic.
-    Value init = emptyTensor(rewriter, loc, resultType, sizes);
-    Value result = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{resultType}, ValueRange{}, ValueRange{init},
-        SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
-        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange) {
-          SmallVector<Value> indices;
-          for (int64_t i = 0; i < rank; ++i) {
-            Value o = b.create<linalg::IndexOp>(l, i);
-            Value scaled = b.create<arith::MulIOp>(
-                l, o, b.create<arith::ConstantIndexOp>(l, stepOf[i]));
-            indices.push_back(b.create<arith::AddIOp>(
-                l, scaled, b.create<arith::ConstantIndexOp>(l, startOf[i])));
-          }
-          b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<tensor::ExtractOp>(l, data, indices)});
-        }).getResult(0);
+    if (result.getType() != resultType)
+      result = rewriter.create<tensor::CastOp>(loc, resultType, result);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -598,13 +660,10 @@ struct PadOpLowering : public OpConversionPattern<PadOp> {
                         ? constantScalar(rewriter, loc, type.getElementType(), 0)
                         : extractScalar(rewriter, loc,
                                         adaptor.getConstantValue());
-      SmallVector<OpFoldResult> lowAttrs, highAttrs;
-      for (int64_t i = 0; i < rank; ++i) {
-        lowAttrs.push_back(rewriter.getIndexAttr(low[i]));
-        highAttrs.push_back(rewriter.getIndexAttr(high[i]));
-      }
-      rewriter.replaceOpWithNewOp<tensor::PadOp>(op, resultType, data,
-                                                 lowAttrs, highAttrs, value);
+      Value padded = padTensor(rewriter, loc, data, low, high, value);
+      if (padded.getType() != resultType)
+        padded = rewriter.create<tensor::CastOp>(loc, resultType, padded);
+      rewriter.replaceOp(op, padded);
       return success();
     }
     if (mode != "edge" && mode != "reflect" && mode != "wrap")

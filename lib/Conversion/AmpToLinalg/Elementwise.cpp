@@ -118,7 +118,7 @@ BodyFn getBody(Operation *op) {
             return s.b.create<math::AbsFOp>(s.loc, a[0]);
           if (s.isUnsigned(0))
             return a[0];
-          return s.b.create<math::AbsIOp>(s.loc, a[0]);
+          return signedIntAbs(s.b, s.loc, a[0]);
         });
       })
       .Case([&](NegOp) {

@@ -134,14 +134,16 @@ SmallVector<OpFoldResult> getSizes(OpBuilder &b, Location loc, Value tensor) {
 
 Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
                   ArrayRef<OpFoldResult> sizes) {
-  SmallVector<OpFoldResult> mixed;
-  for (auto [i, size] : llvm::enumerate(type.getShape())) {
+  // A dynamic dimension stays dynamic even when its size is known here
+  // (a constant size would give a static type that no longer matches
+  // `type`, e.g. a bias [1, N] broadcast to [?, N]).
+  SmallVector<int64_t> shape(type.getShape());
+  SmallVector<Value> dynamicSizes;
+  for (auto [i, size] : llvm::enumerate(shape))
     if (ShapedType::isDynamic(size))
-      mixed.push_back(sizes[i]);
-    else
-      mixed.push_back(b.getIndexAttr(size));
-  }
-  return b.create<tensor::EmptyOp>(loc, mixed, type.getElementType());
+      dynamicSizes.push_back(getValueOrCreateConstantIndexOp(b, loc, sizes[i]));
+  return b.create<tensor::EmptyOp>(loc, shape, type.getElementType(),
+                                   dynamicSizes);
 }
 
 Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
@@ -284,6 +286,45 @@ SmallVector<OpFoldResult> broadcastSizes(OpBuilder &b, Location loc,
     sizes.push_back(size);
   }
   return sizes;
+}
+
+Value padTensor(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> low,
+                ArrayRef<int64_t> high, Value padValue) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> inSizes = getSizes(b, loc, input);
+  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> sizes, offsets;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t extra = low[i] + high[i];
+    offsets.push_back(b.getIndexAttr(low[i]));
+    if (type.isDynamicDim(i)) {
+      shape.push_back(ShapedType::kDynamic);
+      Value size = getValueOrCreateConstantIndexOp(b, loc, inSizes[i]);
+      sizes.push_back(
+          extra == 0 ? size
+                     : b.create<arith::AddIOp>(
+                            loc, size,
+                            b.create<arith::ConstantIndexOp>(loc, extra))
+                           .getResult());
+    } else {
+      shape.push_back(type.getDimSize(i) + extra);
+      sizes.push_back(b.getIndexAttr(shape.back()));
+    }
+  }
+  auto paddedType = RankedTensorType::get(shape, type.getElementType());
+  Value filled = filledTensor(b, loc, paddedType, sizes, padValue);
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  return b.create<tensor::InsertSliceOp>(loc, input, filled, offsets, inSizes,
+                                         strides);
+}
+
+Value signedIntAbs(OpBuilder &b, Location loc, Value x) {
+  Value zero = b.create<arith::ConstantOp>(loc, b.getZeroAttr(x.getType()));
+  Value isNegative =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, zero);
+  return b.create<arith::SelectOp>(
+      loc, isNegative, b.create<arith::SubIOp>(loc, zero, x), x);
 }
 
 Value buildElementwise(OpBuilder &b, Location loc, ValueRange inputs,

@@ -71,6 +71,14 @@ Value keepDims(OpBuilder &b, Location loc, Value reduced, int64_t rank,
 /// element type (fp32 results of a low-precision op are rounded once).
 using ScalarBody =
     llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>;
+/// `input` padded with `low`/`high` elements of `padValue` per dimension,
+/// as fill + insert_slice (tensor.pad with a dynamic dimension bufferizes to
+/// an allocation whose size reads the allocation itself in MLIR 19).
+Value padTensor(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> low,
+                ArrayRef<int64_t> high, Value padValue);
+/// |x| of a signed integer scalar as select(x < 0, 0 - x, x) (math.absi has
+/// no LLVM lowering in MLIR 19).
+Value signedIntAbs(OpBuilder &b, Location loc, Value x);
 Value buildElementwise(OpBuilder &b, Location loc, ValueRange inputs,
                        RankedTensorType resultType, ScalarBody body,
                        bool resultUnsigned = false,

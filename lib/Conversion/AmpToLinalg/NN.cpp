@@ -151,7 +151,7 @@ struct ReduceOpLowering : public OpConversionPattern<OpTy> {
       case ReduceKind::L1:
         if (isFloat)
           return b.create<math::AbsFOp>(l, x);
-        return isUnsigned ? x : b.create<math::AbsIOp>(l, x).getResult();
+        return isUnsigned ? x : signedIntAbs(b, l, x);
       case ReduceKind::L2:
       case ReduceKind::SumSquare:
         if (isFloat)
@@ -705,7 +705,8 @@ struct GemmOpLowering : public OpConversionPattern<GemmOp> {
               return v;
             return b.create<arith::MulFOp>(
                 l, v, constantScalar(b, l, v.getType(), beta));
-          });
+          },
+          /*resultUnsigned=*/false, sizes);
     } else {
       init = filledTensor(rewriter, loc, accType, sizes,
                           constantScalar(rewriter, loc, acc, 0));
@@ -727,7 +728,8 @@ struct GemmOpLowering : public OpConversionPattern<GemmOp> {
             return b.create<arith::AddFOp>(
                 l, scaled,
                 b.create<arith::MulFOp>(l, cv, constantScalar(b, l, t, beta)));
-          });
+          },
+          /*resultUnsigned=*/false, sizes);
     }
     rewriter.replaceOp(op, convertTensor(rewriter, loc, product, storage));
     return success();
@@ -787,23 +789,10 @@ Value padSpatial(OpBuilder &b, Location loc, Value input,
   if (llvm::all_of(begin, [](int64_t v) { return v == 0; }) &&
       llvm::all_of(end, [](int64_t v) { return v == 0; }))
     return input;
-  auto type = cast<RankedTensorType>(input.getType());
   SmallVector<int64_t> low = {0, 0}, high = {0, 0};
   low.append(begin.begin(), begin.end());
   high.append(end.begin(), end.end());
-  SmallVector<int64_t> shape;
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    shape.push_back(type.isDynamicDim(i)
-                        ? ShapedType::kDynamic
-                        : type.getDimSize(i) + low[i] + high[i]);
-  auto padType = RankedTensorType::get(shape, type.getElementType());
-  SmallVector<OpFoldResult> lowAttrs, highAttrs;
-  for (int64_t i = 0; i < type.getRank(); ++i) {
-    lowAttrs.push_back(b.getIndexAttr(low[i]));
-    highAttrs.push_back(b.getIndexAttr(high[i]));
-  }
-  return b.create<tensor::PadOp>(loc, padType, input, lowAttrs, highAttrs,
-                                 padValue);
+  return padTensor(b, loc, input, low, high, padValue);
 }
 
 SmallVector<int64_t> attrOr(std::optional<ArrayRef<int64_t>> attr,
@@ -2072,16 +2061,11 @@ struct LRNOpLowering : public OpConversionPattern<LRNOp> {
         [](OpBuilder &b, Location l, ValueRange a) -> Value {
           return b.create<arith::MulFOp>(l, a[0], a[0]);
         });
-    SmallVector<OpFoldResult> low(rank, rewriter.getIndexAttr(0)),
-        high(rank, rewriter.getIndexAttr(0));
-    low[1] = rewriter.getIndexAttr(before);
-    high[1] = rewriter.getIndexAttr(after);
-    SmallVector<int64_t> padShape(xType.getShape());
-    if (!ShapedType::isDynamic(padShape[1]))
-      padShape[1] += size - 1;
-    Value padded = rewriter.create<tensor::PadOp>(
-        loc, RankedTensorType::get(padShape, compute), squares, low, high,
-        constantScalar(rewriter, loc, compute, 0));
+    SmallVector<int64_t> low(rank, 0), high(rank, 0);
+    low[1] = before;
+    high[1] = after;
+    Value padded = padTensor(rewriter, loc, squares, low, high,
+                             constantScalar(rewriter, loc, compute, 0));
     // out[n, c, s...] = sum_k padded[n, c + k, s...]
     MLIRContext *context = rewriter.getContext();
     int64_t loops = rank + 1;

@@ -129,6 +129,96 @@ const FloatTypeSupport *lookupFloatTypeSupport(StringRef opType) {
   return entry;
 }
 
+/// How an attribute stands in one operator version (OnnxAttributes.inc).
+enum class AttributeState { ABSENT, REQUIRED, OPTIONAL, DEFAULT };
+
+struct AttributeVersion {
+  const char *opType;
+  const char *name;
+  /// The operator version from which this state holds.
+  int64_t since;
+  AttributeState state;
+  /// The default in the canonical text form of canonicalAttributeText.
+  const char *defaultText;
+};
+
+#define AMP_ONNX_ATTR(op, attr, since, state, text)                           \
+  {op, attr, since, AttributeState::state, text},
+const AttributeVersion kAttributeVersions[] = {
+#include "OnnxAttributes.inc"
+};
+#undef AMP_ONNX_ATTR
+
+/// The entries of `name` of `opType`, oldest first (empty: no version of
+/// the operator has the attribute).
+ArrayRef<AttributeVersion> lookupAttributeHistory(StringRef opType,
+                                                  StringRef name) {
+  auto key = [](const AttributeVersion &e) {
+    return std::make_pair(StringRef(e.opType), StringRef(e.name));
+  };
+  auto wanted = std::make_pair(opType, name);
+  auto [first, last] = std::equal_range(
+      std::begin(kAttributeVersions), std::end(kAttributeVersions), wanted,
+      [&](const auto &a, const auto &b) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(a)>,
+                                     AttributeVersion>)
+          return key(a) < b;
+        else
+          return a < key(b);
+      });
+  return ArrayRef<AttributeVersion>(first, last);
+}
+
+/// The state of an attribute at operator version `version` (ABSENT before
+/// its first entry).
+AttributeVersion stateAt(ArrayRef<AttributeVersion> history,
+                         int64_t version) {
+  AttributeVersion result{"", "", 0, AttributeState::ABSENT, ""};
+  for (const AttributeVersion &entry : history)
+    if (entry.since <= version)
+      result = entry;
+  return result;
+}
+
+/// An attribute value as text, in the form the generator writes defaults
+/// (scripts/gen-onnx-op-versions.py: default_text); nullopt for kinds that
+/// have no defaults (tensors, graphs).
+std::optional<std::string>
+canonicalAttributeText(const onnx::AttributeProto &attr) {
+  auto real = [](float value) {
+    char buffer[32];
+    snprintf(buffer, sizeof(buffer), "%.9g", static_cast<double>(value));
+    return std::string(buffer);
+  };
+  std::string text;
+  auto join = [&](const auto &values, auto render) {
+    for (int i = 0; i < values.size(); ++i) {
+      if (i)
+        text += ",";
+      text += render(values.Get(i));
+    }
+  };
+  switch (attr.type()) {
+  case onnx::AttributeProto::INT:
+    return std::to_string(attr.i());
+  case onnx::AttributeProto::FLOAT:
+    return real(attr.f());
+  case onnx::AttributeProto::STRING:
+    return attr.s();
+  case onnx::AttributeProto::INTS:
+    join(attr.ints(), [](int64_t v) { return std::to_string(v); });
+    return text;
+  case onnx::AttributeProto::FLOATS:
+    join(attr.floats(), real);
+    return text;
+  case onnx::AttributeProto::STRINGS:
+    join(attr.strings(), [](const std::string &v) { return v; });
+    return text;
+  default:
+    return std::nullopt;
+  }
+}
+
 class ONNXExporter {
 public:
   ONNXExporter(ModuleOp module, const ONNXExportOptions &options)
@@ -151,7 +241,11 @@ private:
   LogicalResult fillTensor(Operation *op, ElementsAttr attr,
                            onnx::TensorProto &tensor,
                            std::optional<ArrayRef<char>> *deferred = nullptr);
-  LogicalResult downgradeForOpset(Operation *op, onnx::NodeProto &node);
+  LogicalResult downgradeForOpset(Operation *op, onnx::NodeProto &node,
+                                  onnx::GraphProto &graph);
+  LogicalResult writeAttributes(Operation *op, onnx::NodeProto &node,
+                                int64_t version,
+                                SmallVectorImpl<std::string> &absent);
   void setValueInfo(onnx::ValueInfoProto &info, StringRef name, Type type);
   LogicalResult
   placeInitializerData(StringRef modelPath,
@@ -405,15 +499,12 @@ static const onnx::AttributeProto *findAttribute(const onnx::NodeProto &node,
 }
 
 LogicalResult ONNXExporter::downgradeForOpset(Operation *op,
-                                              onnx::NodeProto &node) {
+                                              onnx::NodeProto &node,
+                                              onnx::GraphProto &graph) {
   StringRef type = node.op_type();
   std::optional<int64_t> version =
       onnx_import::getSelectedOpVersion(type, opset);
-  if (!version)
-    return op->emitError() << "cannot export: ONNX " << type
-                           << " does not exist at opset " << opset
-                           << " (choose a newer opset with "
-                              "--amp-export-opset)";
+  assert(version && "checked by exportOp");
   // 16-bit floats must be allowed by the operator version the opset selects
   // (bfloat16 came to many operators only recently: Conv at 22, TopK at 24).
   if (const FloatTypeSupport *support = lookupFloatTypeSupport(type)) {
@@ -497,16 +588,89 @@ LogicalResult ONNXExporter::downgradeForOpset(Operation *op,
   }
   if ((type == "Softmax" || type == "LogSoftmax" || type == "Hardmax") &&
       opset < 13) {
+    // Before opset 13 these ops flatten the input to 2-D at `axis` (default
+    // 1) and normalise each row. That equals the per-axis form only for the
+    // last axis, so another axis is moved last and back by two Transposes.
     int64_t rank =
         cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
     const auto *axisAttr = findAttribute(node, "axis");
-    int64_t axis = axisAttr ? axisAttr->i() : -1;
+    int64_t axis = axisAttr ? axisAttr->i() : 1;
     if (axis < 0)
       axis += rank;
-    if (axis != rank - 1)
-      return op->emitError() << "cannot export: " << type
-                             << " over a non-last axis has different "
-                                "semantics before opset 13";
+    removeAttribute(node, "axis");
+    auto *newAxis = node.add_attribute();
+    newAxis->set_name("axis");
+    newAxis->set_type(onnx::AttributeProto::INT);
+    newAxis->set_i(std::max<int64_t>(rank - 1, 0));
+    if (rank > 0 && axis != rank - 1) {
+      SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+      std::swap(perm[axis], perm[rank - 1]);
+      auto addTranspose = [&](const std::string &from, const std::string &to) {
+        onnx::NodeProto &transpose = *graph.add_node();
+        transpose.set_op_type("Transpose");
+        transpose.set_name(uniqueNodeName(node.name() + "_axis_last"));
+        transpose.add_input(from);
+        transpose.add_output(to);
+        addIntsAttribute(transpose, "perm", perm);
+      };
+      std::string input = node.input(0), output = node.output(0);
+      std::string movedIn = uniqueValueName(input + "_axis_last");
+      std::string movedOut = uniqueValueName(output + "_axis_last");
+      // The node is the graph's last; its input Transpose goes before it.
+      addTranspose(input, movedIn);
+      int count = graph.node_size();
+      graph.mutable_node()->SwapElements(count - 1, count - 2);
+      node.set_input(0, movedIn);
+      node.set_output(0, movedOut);
+      addTranspose(movedOut, output);
+    }
+  }
+  if (type == "GroupNormalization" && opset < 21)
+    return op->emitError()
+           << "cannot export: GroupNormalization before opset 21 takes one "
+              "scale and bias per group, amp's form one per channel (use "
+              "--amp-export-opset=21 or newer)";
+  if (type == "GridSample" && opset < 20) {
+    // The interpolation modes were renamed at opset 20.
+    for (auto &attr : *node.mutable_attribute())
+      if (attr.name() == "mode") {
+        if (attr.s() == "linear")
+          attr.set_s("bilinear");
+        else if (attr.s() == "cubic")
+          attr.set_s("bicubic");
+      }
+  }
+  if (type == "Resize" && opset < 13) {
+    // roi and scales are required inputs before opset 13 (empty when
+    // unused).
+    for (int index : {1, 2}) {
+      while (node.input_size() <= index)
+        node.add_input("");
+      if (!node.input(index).empty())
+        continue;
+      onnx::TensorProto *empty = graph.add_initializer();
+      empty->set_name(uniqueValueName(node.name() +
+                                      (index == 1 ? "_roi" : "_scales")));
+      empty->set_data_type(onnx::TensorProto::FLOAT);
+      empty->add_dims(0);
+      node.set_input(index, empty->name());
+    }
+  }
+  if (type == "Pad") {
+    if (opset < 18 && node.input_size() > 3 && !node.input(3).empty())
+      return op->emitError() << "cannot export: Pad's axes input needs opset "
+                                "18 (use --amp-export-opset=18 or newer)";
+    const auto *mode = findAttribute(node, "mode");
+    if (opset < 19 && mode && mode->s() == "wrap")
+      return op->emitError() << "cannot export: Pad mode 'wrap' needs opset "
+                                "19 (use --amp-export-opset=19 or newer)";
+  }
+  if ((type == "ScatterND" || type == "ScatterElements") && opset < 18) {
+    const auto *reduction = findAttribute(node, "reduction");
+    if (reduction && (reduction->s() == "max" || reduction->s() == "min"))
+      return op->emitError()
+             << "cannot export: " << type << " reduction '" << reduction->s()
+             << "' needs opset 18 (use --amp-export-opset=18 or newer)";
   }
   if (type == "Cast" && opset < 19)
     removeAttribute(node, "saturate");
@@ -563,20 +727,16 @@ LogicalResult ONNXExporter::exportOp(Operation *op, onnx::GraphProto &graph) {
                         : nameOf(result));
   while (node.output_size() > 1 && node.output(node.output_size() - 1).empty())
     node.mutable_output()->RemoveLast();
-  // Attributes equal to their ODS default are left out: ONNX has the same
-  // defaults, and some default-valued attributes do not exist in older
-  // opsets (Cast saturate, Resize antialias, ...).
-  NamedAttrList defaults;
-  op->getName().populateDefaultAttrs(defaults);
-  for (NamedAttribute attr : op->getAttrs()) {
-    if (attr.getName().getValue().starts_with("amp."))
-      continue;
-    if (defaults.get(attr.getName()) == attr.getValue())
-      continue;
-    if (failed(convertAttribute(op, attr.getName(), attr.getValue(),
-                                *node.add_attribute())))
-      return failure();
-  }
+  std::optional<int64_t> version =
+      onnx_import::getSelectedOpVersion(opType, opset);
+  if (!version)
+    return op->emitError() << "cannot export: ONNX " << opType
+                           << " does not exist at opset " << opset
+                           << " (choose a newer opset with "
+                              "--amp-export-opset)";
+  SmallVector<std::string> absent;
+  if (failed(writeAttributes(op, node, *version, absent)))
+    return failure();
   ArrayRef<StringRef> regionNames =
       onnx_import::getRegionAttributeNames(opType);
   for (auto [region, attrName] : llvm::zip(op->getRegions(), regionNames)) {
@@ -594,7 +754,67 @@ LogicalResult ONNXExporter::exportOp(Operation *op, onnx::GraphProto &graph) {
     if (failed(exportBlock(block, body, terminator->getOperands(), {})))
       return failure();
   }
-  return downgradeForOpset(op, node);
+  if (failed(downgradeForOpset(op, node, graph)))
+    return failure();
+  // Attributes that the selected operator version does not have, with a
+  // value other than the one older versions implied, cannot be written.
+  for (const std::string &name : absent) {
+    if (!findAttribute(node, name))
+      continue;
+    ArrayRef<AttributeVersion> history = lookupAttributeHistory(opType, name);
+    const AttributeVersion *since = nullptr;
+    for (const AttributeVersion &entry : history)
+      if (entry.since > *version && entry.state != AttributeState::ABSENT) {
+        since = &entry;
+        break;
+      }
+    InFlightDiagnostic diag = op->emitError()
+                              << "cannot export: attribute '" << name
+                              << "' of ONNX " << opType
+                              << " does not exist at opset " << opset;
+    if (since)
+      diag << " (it does from opset " << since->since
+           << ": use --amp-export-opset=" << since->since << " or newer)";
+    return failure();
+  }
+  return success();
+}
+
+/// Writes the op's attributes that the selected operator version needs:
+/// those whose value differs from that version's default (which is not
+/// always the newest one: Softmax's axis was 1 before opset 13). Attributes
+/// the version does not have are left out when they hold the value older
+/// versions implied (the ODS default); otherwise they are written and their
+/// names returned in `absent`, for downgradeForOpset to rewrite or for an
+/// error.
+LogicalResult ONNXExporter::writeAttributes(Operation *op,
+                                            onnx::NodeProto &node,
+                                            int64_t version,
+                                            SmallVectorImpl<std::string> &absent) {
+  StringRef opType = node.op_type();
+  NamedAttrList defaults;
+  op->getName().populateDefaultAttrs(defaults);
+  for (NamedAttribute attr : op->getAttrs()) {
+    StringRef name = attr.getName().getValue();
+    if (name.starts_with("amp."))
+      continue;
+    bool isOdsDefault = defaults.get(attr.getName()) == attr.getValue();
+    ArrayRef<AttributeVersion> history = lookupAttributeHistory(opType, name);
+    AttributeVersion state = stateAt(history, version);
+    if (state.state == AttributeState::ABSENT && isOdsDefault)
+      continue;
+    onnx::AttributeProto proto;
+    if (failed(convertAttribute(op, name, attr.getValue(), proto)))
+      return failure();
+    if (state.state == AttributeState::DEFAULT &&
+        canonicalAttributeText(proto) == std::string(state.defaultText))
+      continue;
+    // An attribute no ONNX version knows (none so far) is written as is.
+    if (state.state == AttributeState::ABSENT && !history.empty())
+      absent.push_back(name.str());
+    *node.add_attribute() = std::move(proto);
+  }
+  return success();
 }
 
 LogicalResult ONNXExporter::exportBlock(Block &block, onnx::GraphProto &graph,

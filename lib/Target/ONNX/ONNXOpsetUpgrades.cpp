@@ -170,6 +170,14 @@ LogicalResult onnx_import::upgradeToCurrentOpset(PendingOp &op,
   if (type == "GroupNormalization" && opset < 21)
     return ctx.fail("GroupNormalization before opset 21 (per-group scale) is "
                     "not supported");
+  if (type == "GridSample" && opset < 20)
+    if (auto mode = dyn_cast_or_null<StringAttr>(op.getAttr("mode"))) {
+      // The interpolation modes were renamed at opset 20.
+      if (mode.getValue() == "bilinear")
+        op.setAttr(builder, "mode", builder.getStringAttr("linear"));
+      else if (mode.getValue() == "bicubic")
+        op.setAttr(builder, "mode", builder.getStringAttr("cubic"));
+    }
   if ((type == "Softmax" || type == "LogSoftmax" || type == "Hardmax") &&
       opset < 13)
     return upgradeCoercedSoftmax(op, ctx, builder);

@@ -96,6 +96,17 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
   if (name == "amp.opset_import" || name == "amp.metadata" ||
       name == "amp.ir_version" || name == "amp.producer")
     return success();
+  if (name == kReasonAttrName) {
+    if (!isa<StringAttr>(attribute.getValue()))
+      return op->emitError() << "'" << kReasonAttrName << "' must be a string";
+    return success();
+  }
+  if (name == kProbeAttrName) {
+    if (!isa<IntegerAttr>(attribute.getValue()))
+      return op->emitError() << "'" << kProbeAttrName
+                             << "' must be an integer";
+    return success();
+  }
   if (name != kAccumulateAttrName)
     return op->emitError() << "unknown amp attribute '" << name << "'";
   auto type = dyn_cast<TypeAttr>(attribute.getValue());

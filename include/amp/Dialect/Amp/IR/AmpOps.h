@@ -38,6 +38,12 @@ std::string getConstantName(ConstantOp constant);
 /// Name of the discardable attribute that asks a low-precision op to
 /// accumulate in fp32 (a TypeAttr holding f32).
 constexpr llvm::StringLiteral kAccumulateAttrName = "amp.accumulate";
+/// Why autocast chose an op's precision (string; `annotate` option).
+constexpr llvm::StringLiteral kReasonAttrName = "amp.reason";
+/// A number that identifies an op across copies of a module (integer; set
+/// by tools that compare two compilations of one model, e.g. amp-run
+/// --check-numerics).
+constexpr llvm::StringLiteral kProbeAttrName = "amp.probe";
 
 } // namespace mlir::amp
 
