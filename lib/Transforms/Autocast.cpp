@@ -670,7 +670,7 @@ void AutocastPass::rewrite() {
 //===----------------------------------------------------------------------===//
 
 void AutocastPass::writeOutputs() {
-  if (!printSummary && reportFile.empty() && dotFile.empty())
+  if (!printSummary && reportFile.empty() && dotFile.empty() && !annotate)
     return;
   std::string lowName;
   llvm::raw_string_ostream(lowName) << lowType;

@@ -50,7 +50,7 @@ public:
           candidates.push_back(resource.getRawHandle());
       op->erase();
     }
-    if (candidates.empty())
+    if (candidates.empty() || !releaseWeights)
       return;
     llvm::SmallPtrSet<void *, 16> stillUsed;
     getOperation().walk([&](ConstantOp constant) {

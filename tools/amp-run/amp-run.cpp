@@ -36,6 +36,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -103,6 +104,16 @@ static cl::opt<bool> ampFp32Accumulate(
     cl::desc("Low-precision GEMMs and reductions accumulate in fp32 "
              "(default on)"),
     cl::init(true), cl::cat(runCategory));
+static cl::list<std::string>
+    ampAllow("amp-allow", cl::desc("Add ONNX op types to the allow class"),
+             cl::CommaSeparated, cl::cat(runCategory));
+static cl::list<std::string>
+    ampDeny("amp-deny", cl::desc("Add ONNX op types to the deny class"),
+            cl::CommaSeparated, cl::cat(runCategory));
+static cl::list<std::string> ampNodeRules(
+    "amp-node-rule",
+    cl::desc("Per-node rule regex=allow|deny|infer|clear (repeatable)"),
+    cl::cat(runCategory));
 static cl::opt<std::string> checkNumerics(
     "check-numerics", cl::ValueOptional,
     cl::desc("With --amp-type: run the fp32 program beside the "
@@ -534,14 +545,19 @@ FailureOr<OwningOpRef<ModuleOp>> importModel(MLIRContext &context,
 }
 
 /// Runs amp-autocast and amp-cast-cleanup with the command line's options.
-LogicalResult autocastModule(ModuleOp module, bool annotate) {
+/// For --check-numerics, ops are annotated with their reasons and the fp32
+/// weights are kept (the reference module shares them).
+LogicalResult autocastModule(ModuleOp module, bool checkingNumerics) {
   amp::AmpAutocastOptions options;
   options.type = ampType;
   options.optLevel = ampOptLevel;
   options.policyFile = ampPolicy;
   options.keepIOTypes = ampKeepIOTypes;
   options.fp32Accumulate = ampFp32Accumulate;
-  options.annotate = annotate;
+  options.allowOps = *&ampAllow;
+  options.denyOps = *&ampDeny;
+  options.nodeRules = *&ampNodeRules;
+  options.annotate = checkingNumerics;
   if (llvm::Error err = amp::checkAutocastOptions(options)) {
     llvm::errs() << "error: amp-autocast: " << llvm::toString(std::move(err))
                  << "\n";
@@ -550,7 +566,9 @@ LogicalResult autocastModule(ModuleOp module, bool annotate) {
   PassManager pm(module->getContext(), ModuleOp::getOperationName(),
                  OpPassManager::Nesting::Implicit);
   pm.addPass(amp::createAmpAutocast(options));
-  pm.addPass(amp::createAmpCastCleanup());
+  amp::AmpCastCleanupOptions cleanup;
+  cleanup.releaseWeights = !checkingNumerics;
+  pm.addPass(amp::createAmpCastCleanup(cleanup));
   return pm.run(module);
 }
 
@@ -850,14 +868,18 @@ LogicalResult reportNumerics(ArrayRef<ProbeStats> stats, StringRef lowName,
   if (firstNonFinite)
     os << "first non-finite: " << describe(*firstNonFinite) << ": "
        << firstNonFinite->nonFinite << " of " << firstNonFinite->elements
-       << " values are Inf or NaN where fp32 is finite\n";
+       << " values are Inf or NaN where fp32 is finite\n"
+       << "  to keep it in fp32: --amp-node-rule='"
+       << llvm::Regex::escape(firstNonFinite->probe->node)
+       << "=deny' (amp-opt and amp-run)\n";
   else
     os << "first non-finite: none\n";
   SmallVector<const ProbeStats *> underflows;
   for (const ProbeStats &s : stats)
     if (s.underflowFraction() > underflowThreshold)
       underflows.push_back(&s);
-  os << "underflow (more than " << underflowThreshold * 100
+  os << "underflow (more than "
+     << llvm::format("%g", underflowThreshold * 100)
      << "% of nonzero values flushed to zero or subnormal): "
      << (underflows.empty() ? "none" : std::to_string(underflows.size()) +
                                            " op outputs")

@@ -94,6 +94,12 @@ def AmpCastCleanup : Pass<"amp-cast-cleanup", "::mlir::ModuleOp"> {
     constants, so it costs far less than a full canonicalization on large
     graphs.
   }];
+  let options = [
+    Option<"releaseWeights", "release-weights", "bool", /*default=*/"true",
+           "Free the data of erased weights. The data belongs to the whole "
+           "MLIRContext: turn this off when another module in the context "
+           "still uses the fp32 weights (e.g. a copy kept as a reference)">,
+  ];
   let dependentDialects = ["::mlir::amp::AmpDialect"];
 }
 
