@@ -14,6 +14,8 @@
 // RUN: amp-opt %s -amp-autocast="report=%t.json dot=%t.dot summary=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SUMMARY
 // RUN: FileCheck %s --check-prefix=REPORT < %t.json
 // RUN: FileCheck %s --check-prefix=DOT < %t.dot
+// RUN: amp-opt %s -amp-autocast="annotate=true" | FileCheck %s --check-prefix=ANNOTATE
+// RUN: amp-opt %s -amp-autocast | FileCheck %s --check-prefix=PLAIN
 
 // O0-LABEL: func.func @block
 // O0-NOT: f16
@@ -97,6 +99,15 @@
 // DOT: [label="MatMul\nproj", fillcolor="#8fd18f"];
 // DOT: [label="Exp\nblock/1/exp", fillcolor="#f4a582"];
 // DOT: -> n
+
+// annotate=true: each op carries the report's reason.
+// ANNOTATE-LABEL: func.func @block
+// ANNOTATE: amp.matmul {{.*}}amp.reason = "allow list (default: GEMM-shaped
+// ANNOTATE: amp.gelu {{.*}}{amp.reason = "follows low-precision input from 'proj'"}
+// ANNOTATE: amp.exp {{.*}}{amp.reason = "deny list (default:
+// ANNOTATE: amp.mul {{.*}}{amp.reason = "constant 'huge' does not fit f16: 1 of 16 values overflow
+// ANNOTATE: amp.add {{.*}}{amp.reason = "fp32 spread from 'block/1/exp' (infer op)"}
+// PLAIN-NOT: amp.reason
 
 func.func @block(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
   %w = amp.constant dense<0.25> : tensor<8x8xf32> loc("w")
