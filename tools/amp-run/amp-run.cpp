@@ -128,7 +128,8 @@ static cl::opt<double> underflowThreshold(
     cl::init(0.01), cl::cat(runCategory));
 static cl::opt<unsigned> numericsTop(
     "check-numerics-top",
-    cl::desc("--check-numerics prints this many ops with the worst error"),
+    cl::desc("--check-numerics prints this many ops with the worst error "
+             "(and this many of the underflowing ones, in program order)"),
     cl::init(10), cl::cat(runCategory));
 static cl::opt<std::string>
     dumpLowered("dump-llvm-dialect",
@@ -848,12 +849,18 @@ ProbeStats compareProbe(const Probe &probe, const Tensor &low,
 /// Prints the table and writes the JSON report of --check-numerics.
 LogicalResult reportNumerics(ArrayRef<ProbeStats> stats, StringRef lowName,
                              StringRef jsonPath) {
+  // The table stays short: long reasons are cut (the JSON has them whole).
   auto describe = [](const ProbeStats &s) {
     std::string text = "#" + std::to_string(s.probe->id) + " '" +
                        s.probe->node + "' (" + s.probe->opType + ", " +
                        s.precision;
-    if (!s.probe->reason.empty())
-      text += ": " + s.probe->reason;
+    if (!s.probe->reason.empty()) {
+      StringRef reason = s.probe->reason;
+      constexpr size_t kMaxReason = 60;
+      text += ": " + reason.take_front(kMaxReason).str();
+      if (reason.size() > kMaxReason)
+        text += "...";
+    }
     return text + ")";
   };
   llvm::raw_ostream &os = llvm::outs();
@@ -884,9 +891,12 @@ LogicalResult reportNumerics(ArrayRef<ProbeStats> stats, StringRef lowName,
      << (underflows.empty() ? "none" : std::to_string(underflows.size()) +
                                            " op outputs")
      << "\n";
-  for (const ProbeStats *s : underflows)
+  for (const ProbeStats *s : ArrayRef(underflows).take_front(numericsTop))
     os << llvm::format("  %6.2f%%  ", 100 * s->underflowFraction())
        << describe(*s) << "\n";
+  if (underflows.size() > numericsTop)
+    os << "  ... and " << underflows.size() - numericsTop
+       << " more in program order (--check-numerics=FILE.json lists all)\n";
   SmallVector<const ProbeStats *> worst;
   for (const ProbeStats &s : stats)
     worst.push_back(&s);
