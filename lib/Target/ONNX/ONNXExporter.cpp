@@ -19,6 +19,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -243,6 +244,17 @@ private:
                            std::optional<ArrayRef<char>> *deferred = nullptr);
   LogicalResult downgradeForOpset(Operation *op, onnx::NodeProto &node,
                                   onnx::GraphProto &graph);
+  /// Removes input `index` (a constant 1-D integer tensor) of `node` and
+  /// returns its values, for ops whose input was an attribute in older
+  /// opsets.
+  FailureOr<SmallVector<int64_t>> takeConstantInput(Operation *op,
+                                                    onnx::NodeProto &node,
+                                                    unsigned index,
+                                                    StringRef what);
+  /// Records that input `index` of `op` is written as an attribute: its
+  /// initializer goes when nothing else reads it.
+  void inputBecameAttribute(Operation *op, unsigned index);
+  void removeUnusedInitializers();
   LogicalResult writeAttributes(Operation *op, onnx::NodeProto &node,
                                 int64_t version,
                                 SmallVectorImpl<std::string> &absent);
@@ -263,10 +275,13 @@ private:
   llvm::StringSet<> nodeNames;
   struct Initializer {
     onnx::TensorProto *tensor;
+    onnx::GraphProto *graph;
     /// The weight's bytes when not yet in `tensor` (see fillTensor).
     std::optional<ArrayRef<char>> deferred;
   };
   SmallVector<Initializer> initializers;
+  /// Per constant, how many of its uses were written as an attribute.
+  DenseMap<Value, unsigned> attributeUses;
 };
 
 } // namespace
@@ -451,10 +466,9 @@ LogicalResult ONNXExporter::convertAttribute(Operation *op, StringRef name,
 /// Removes input `index` (a constant 1-D integer tensor) of `node` and
 /// returns its values, for ops whose input was an attribute in older
 /// opsets.
-static FailureOr<SmallVector<int64_t>> takeConstantInput(Operation *op,
-                                                         onnx::NodeProto &node,
-                                                         unsigned index,
-                                                         StringRef what) {
+FailureOr<SmallVector<int64_t>>
+ONNXExporter::takeConstantInput(Operation *op, onnx::NodeProto &node,
+                                unsigned index, StringRef what) {
   if (index >= op->getNumOperands() ||
       isa_and_nonnull<NoneOp>(op->getOperand(index).getDefiningOp()))
     return SmallVector<int64_t>();
@@ -469,7 +483,38 @@ static FailureOr<SmallVector<int64_t>> takeConstantInput(Operation *op,
     result.push_back(value.getSExtValue());
   if (index < static_cast<unsigned>(node.input_size()))
     node.mutable_input(index)->clear();
+  inputBecameAttribute(op, index);
   return result;
+}
+
+void ONNXExporter::inputBecameAttribute(Operation *op, unsigned index) {
+  Value input = op->getOperand(index);
+  if (isa_and_nonnull<ConstantOp>(input.getDefiningOp()))
+    ++attributeUses[input];
+}
+
+void ONNXExporter::removeUnusedInitializers() {
+  // An initializer goes when every reader took it as an attribute.
+  llvm::StringSet<> unused;
+  for (auto [value, count] : attributeUses)
+    if (count == static_cast<unsigned>(
+                     std::distance(value.use_begin(), value.use_end())))
+      unused.insert(nameOf(value));
+  if (unused.empty())
+    return;
+  llvm::SmallPtrSet<onnx::GraphProto *, 4> graphs;
+  for (const Initializer &init : initializers)
+    graphs.insert(init.graph);
+  // Forget them before the protos are deleted.
+  llvm::erase_if(initializers, [&](const Initializer &init) {
+    return unused.contains(init.tensor->name());
+  });
+  for (onnx::GraphProto *graph : graphs) {
+    auto *list = graph->mutable_initializer();
+    for (int i = list->size() - 1; i >= 0; --i)
+      if (unused.contains(list->Get(i).name()))
+        list->DeleteSubrange(i, 1);
+  }
 }
 
 static void addIntsAttribute(onnx::NodeProto &node, StringRef name,
@@ -584,6 +629,7 @@ LogicalResult ONNXExporter::downgradeForOpset(Operation *op,
       attr->set_type(onnx::AttributeProto::FLOAT);
       attr->set_f((*ratio.value_begin<APFloat>()).convertToDouble());
       node.mutable_input(1)->clear();
+      inputBecameAttribute(op, 1);
     }
   }
   if ((type == "Softmax" || type == "LogSoftmax" || type == "Hardmax") &&
@@ -688,7 +734,7 @@ LogicalResult ONNXExporter::exportConstant(ConstantOp op,
                                            onnx::GraphProto &graph) {
   onnx::TensorProto *tensor = graph.add_initializer();
   tensor->set_name(nameOf(op.getResult()));
-  Initializer initializer{tensor, std::nullopt};
+  Initializer initializer{tensor, &graph, std::nullopt};
   if (failed(fillTensor(op, op.getValue(), *tensor, &initializer.deferred)))
     return failure();
   initializers.push_back(initializer);
@@ -729,11 +775,15 @@ LogicalResult ONNXExporter::exportOp(Operation *op, onnx::GraphProto &graph) {
     node.mutable_output()->RemoveLast();
   std::optional<int64_t> version =
       onnx_import::getSelectedOpVersion(opType, opset);
-  if (!version)
-    return op->emitError() << "cannot export: ONNX " << opType
-                           << " does not exist at opset " << opset
-                           << " (choose a newer opset with "
-                              "--amp-export-opset)";
+  if (!version) {
+    InFlightDiagnostic diag = op->emitError()
+                              << "cannot export: ONNX " << opType
+                              << " does not exist at opset " << opset;
+    if (std::optional<int64_t> first = onnx_import::getFirstOpVersion(opType))
+      diag << " (it does from opset " << *first
+           << ": use --amp-export-opset=" << *first << " or newer)";
+    return diag;
+  }
   SmallVector<std::string> absent;
   if (failed(writeAttributes(op, node, *version, absent)))
     return failure();
@@ -967,9 +1017,10 @@ LogicalResult ONNXExporter::run(StringRef path) {
   // Without a recorded opset (a program written by hand), 21: every amp
   // op's form exists there and current onnxruntime releases run it.
   opset = options.opset ? options.opset : (imported ? imported : 21);
-  if (opset < kMinSupportedOpset)
+  if (opset < kMinSupportedOpset || opset > getLatestKnownOpset())
     return module.emitError("cannot export at opset ")
-           << opset << " (amp supports " << kMinSupportedOpset << " and up)";
+           << opset << " (amp supports " << kMinSupportedOpset << " to "
+           << getLatestKnownOpset() << ")";
   model.set_ir_version(std::max(irVersion, getMinIrVersion(opset)));
   auto *defaultOpset = model.add_opset_import();
   defaultOpset->set_domain("");
@@ -1007,6 +1058,7 @@ LogicalResult ONNXExporter::run(StringRef path) {
   graph.set_name(graphName);
   if (failed(exportFunction(funcs.front(), graph)))
     return failure();
+  removeUnusedInitializers();
 
   std::unique_ptr<llvm::ToolOutputFile> data;
   if (failed(placeInitializerData(path, data)))

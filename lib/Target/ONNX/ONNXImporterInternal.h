@@ -51,6 +51,8 @@ std::optional<llvm::StringRef> lookupAmpOpName(llvm::StringRef onnxOpType);
 
 /// The version of `opType` that `opset` selects (its newest version not
 /// above the opset), or std::nullopt for op types ONNX does not define.
+/// The first opset that has `opType` (nullopt: none).
+std::optional<int64_t> getFirstOpVersion(llvm::StringRef opType);
 std::optional<int64_t> getSelectedOpVersion(llvm::StringRef opType,
                                             int64_t opset);
 

@@ -67,6 +67,20 @@ std::optional<int64_t> onnx_import::getSelectedOpVersion(StringRef opType,
   return selected;
 }
 
+std::optional<int64_t> onnx_import::getFirstOpVersion(StringRef opType) {
+  return getSelectedOpVersion(opType, kLatestKnownOpset).has_value()
+             ? std::optional<int64_t>([&] {
+                 int64_t first = kLatestKnownOpset;
+                 for (int64_t opset = 1; opset <= kLatestKnownOpset; ++opset)
+                   if (getSelectedOpVersion(opType, opset)) {
+                     first = opset;
+                     break;
+                   }
+                 return first;
+               }())
+             : std::nullopt;
+}
+
 Attribute PendingOp::getAttr(StringRef name) const {
   for (const NamedAttribute &attr : attributes)
     if (attr.getName() == name)

@@ -26,6 +26,11 @@
 // RUN: not test -e %t/pad-axes.onnx
 // RUN: amp-opt %t/scatter-max.mlir -o %t/scatter-max.onnx -verify-diagnostics
 // RUN: not test -e %t/scatter-max.onnx
+// RUN: not amp-opt %t/group-norm.mlir -o %t/new.onnx --amp-export-opset=29 2>&1 | FileCheck %s --check-prefix=NEWEST
+// RUN: not test -e %t/new.onnx
+// NEWEST: error: cannot export at opset 29 (amp supports 11 to 28)
+// RUN: not amp-opt %t/group-norm.mlir -o %t/old.onnx --amp-export-opset=10 2>&1 | FileCheck %s --check-prefix=OLDEST
+// OLDEST: error: cannot export at opset 10 (amp supports 11 to 28)
 // The exit status of a failed export is non-zero:
 // RUN: not amp-opt %t/group-norm.mlir -o %t/group-norm.onnx 2>&1 | FileCheck %s --check-prefix=STATUS
 // STATUS: error: cannot export: GroupNormalization before opset 21
@@ -38,7 +43,7 @@
 module attributes {amp.opset_import = {ai.onnx = 13 : i64}} {
   func.func @main(%x: tensor<2x4xf32>, %g: tensor<4xf32>) -> tensor<2x4xf32> {
     %none = amp.none
-    // expected-error@+1 {{cannot export: ONNX LayerNormalization does not exist at opset 13 (choose a newer opset with --amp-export-opset)}}
+    // expected-error@+1 {{cannot export: ONNX LayerNormalization does not exist at opset 13 (it does from opset 17: use --amp-export-opset=17 or newer)}}
     %y, %m, %v = amp.layer_normalization %x, %g, %none : (tensor<2x4xf32>, tensor<4xf32>, none) -> (tensor<2x4xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
     return %y : tensor<2x4xf32>
   }
