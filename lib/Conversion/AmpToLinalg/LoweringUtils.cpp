@@ -3,6 +3,7 @@
 #include "LoweringUtils.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/Matchers.h"
@@ -180,8 +181,16 @@ Value reshapeTensor(OpBuilder &b, Location loc, Value source,
     }
     return true;
   };
+  // The reassociation is inferred from the types alone, which is ambiguous
+  // when more than one dimension is dynamic ([?, ?, ?] -> [?, ?] could group
+  // either pair): then the sizes decide, through tensor.reshape.
+  auto countDynamic = [](RankedTensorType t) {
+    return llvm::count_if(t.getShape(), ShapedType::isDynamic);
+  };
+  bool unambiguous = std::max(countDynamic(sourceType), countDynamic(type)) <= 1;
   if (auto reassociation =
-          getReassociationIndicesForReshape(sourceType, type)) {
+          unambiguous ? getReassociationIndicesForReshape(sourceType, type)
+                      : std::nullopt) {
     if (sourceType.getRank() > type.getRank() &&
         consistent(type, sourceType, *reassociation))
       return b.create<tensor::CollapseShapeOp>(loc, type, source,
@@ -270,22 +279,105 @@ SmallVector<OpFoldResult> broadcastSizes(OpBuilder &b, Location loc,
       sizes.push_back(b.getIndexAttr(resultType.getDimSize(d)));
       continue;
     }
-    // A dynamic result dimension comes from an input whose dimension is
-    // not a static 1 (a dynamic input dimension is taken to be the full
-    // size; broadcasting a dynamic 1 is not supported).
-    OpFoldResult size = b.getIndexAttr(1);
+    // ONNX broadcasting: the size is that of any input whose dimension is
+    // not 1, i.e. the largest. A static size other than 1 decides; dynamic
+    // sizes (any of which may be 1 at run time) take their maximum.
+    std::optional<int64_t> known;
+    SmallVector<Value> dynamic;
     for (Value input : inputs) {
       auto type = cast<RankedTensorType>(input.getType());
       int64_t inputDim = d - (rank - type.getRank());
       if (inputDim < 0 || type.getDimSize(inputDim) == 1)
         continue;
-      size = b.create<tensor::DimOp>(loc, input, inputDim).getResult();
       if (type.isDynamicDim(inputDim))
-        break;
+        dynamic.push_back(b.create<tensor::DimOp>(loc, input, inputDim));
+      else
+        known = type.getDimSize(inputDim);
     }
+    if (known) {
+      sizes.push_back(b.getIndexAttr(*known));
+      continue;
+    }
+    if (dynamic.empty()) {
+      sizes.push_back(b.getIndexAttr(1));
+      continue;
+    }
+    Value size = dynamic.front();
+    for (Value other : ArrayRef(dynamic).drop_front())
+      size = b.create<arith::MaxSIOp>(loc, size, other);
     sizes.push_back(size);
   }
   return sizes;
+}
+
+/// The dimensions of `input` (aligned to the trailing dimensions of a
+/// result of `resultType`) that are dynamic where the result's is not known
+/// to equal them: such a dimension may be 1 at run time and then broadcast.
+static SmallVector<int64_t> ambiguousDims(Value input, ValueRange inputs,
+                                          RankedTensorType resultType) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = resultType.getRank();
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    int64_t d = i + rank - type.getRank();
+    if (!type.isDynamicDim(i) || resultType.getDimSize(d) == 1)
+      continue;
+    // The only input with a size other than 1 here gives the result its
+    // size: nothing to broadcast.
+    int64_t others = llvm::count_if(inputs, [&](Value other) {
+      auto otherType = cast<RankedTensorType>(other.getType());
+      int64_t j = d - (rank - otherType.getRank());
+      return other != input && j >= 0 && otherType.getDimSize(j) != 1;
+    });
+    if (others == 0 && resultType.isDynamicDim(d))
+      continue;
+    dims.push_back(i);
+  }
+  return dims;
+}
+
+/// `input` with its dimensions `dims` broadcast to `sizes` (the result's,
+/// trailing-aligned) when they are 1 at run time: index 0 is read then.
+static Value broadcastAtRunTime(OpBuilder &b, Location loc, Value input,
+                                ArrayRef<int64_t> dims,
+                                RankedTensorType resultType,
+                                ArrayRef<OpFoldResult> sizes) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t inputRank = type.getRank();
+  int64_t offset = resultType.getRank() - inputRank;
+  SmallVector<OpFoldResult> inSizes = getSizes(b, loc, input);
+  SmallVector<int64_t> shape(type.getShape());
+  SmallVector<OpFoldResult> outSizes(inSizes);
+  for (int64_t i : dims) {
+    shape[i] = resultType.getDimSize(i + offset);
+    outSizes[i] = sizes[i + offset];
+  }
+  auto outType = RankedTensorType::get(shape, type.getElementType());
+  Value init = emptyTensor(b, loc, outType, outSizes);
+  return b
+      .create<linalg::GenericOp>(
+          loc, TypeRange{outType}, ValueRange{}, ValueRange{init},
+          SmallVector<AffineMap>{b.getMultiDimIdentityMap(inputRank)},
+          SmallVector<utils::IteratorType>(inputRank,
+                                           utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange) {
+            SmallVector<Value> indices;
+            Value zero = nb.create<arith::ConstantIndexOp>(l, 0);
+            Value one = nb.create<arith::ConstantIndexOp>(l, 1);
+            for (int64_t i = 0; i < inputRank; ++i) {
+              Value index = nb.create<linalg::IndexOp>(l, i);
+              if (llvm::is_contained(dims, i)) {
+                Value size = nb.create<tensor::DimOp>(l, input, i);
+                Value isOne = nb.create<arith::CmpIOp>(
+                    l, arith::CmpIPredicate::eq, size, one);
+                index = nb.create<arith::SelectOp>(l, isOne, zero, index);
+              }
+              indices.push_back(index);
+            }
+            nb.create<linalg::YieldOp>(
+                l, ValueRange{nb.create<tensor::ExtractOp>(l, input, indices)});
+          })
+      .getResult(0);
 }
 
 Value padTensor(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> low,
@@ -333,40 +425,85 @@ Value buildElementwise(OpBuilder &b, Location loc, ValueRange inputs,
                        ArrayRef<OpFoldResult> resultSizes) {
   int64_t rank = resultType.getRank();
   MLIRContext *context = b.getContext();
-  SmallVector<AffineMap> maps;
-  for (Value input : inputs) {
-    auto type = cast<RankedTensorType>(input.getType());
-    SmallVector<AffineExpr> exprs;
-    for (int64_t i = 0; i < type.getRank(); ++i) {
-      int64_t d = i + rank - type.getRank();
-      if (type.getDimSize(i) == 1 && resultType.getDimSize(d) != 1)
-        exprs.push_back(getAffineConstantExpr(0, context));
-      else
-        exprs.push_back(getAffineDimExpr(d, context));
-    }
-    maps.push_back(AffineMap::get(rank, 0, exprs, context));
-  }
-  maps.push_back(b.getMultiDimIdentityMap(rank));
-  Value init = emptyTensor(b, loc, resultType,
-                           resultSizes.empty()
-                               ? broadcastSizes(b, loc, inputs, resultType)
-                               : SmallVector<OpFoldResult>(resultSizes));
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
+  SmallVector<OpFoldResult> sizes =
+      resultSizes.empty() ? broadcastSizes(b, loc, inputs, resultType)
+                          : SmallVector<OpFoldResult>(resultSizes);
   Type resultElement = resultType.getElementType();
-  auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{resultType}, inputs, ValueRange{init}, maps, iterators,
-      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-        SmallVector<Value> computeArgs;
-        for (Value arg : args.drop_back())
-          computeArgs.push_back(toComputeType(nested, nestedLoc, arg));
-        Value result = body(nested, nestedLoc, computeArgs);
-        if (result.getType() != resultElement)
-          result = convertScalar(nested, nestedLoc, result, resultElement,
-                                 /*fromUnsigned=*/false, resultUnsigned);
-        nested.create<linalg::YieldOp>(nestedLoc, result);
+  auto emit = [&](OpBuilder &builder, ValueRange operands) -> Value {
+    SmallVector<AffineMap> maps;
+    for (Value input : operands) {
+      auto type = cast<RankedTensorType>(input.getType());
+      SmallVector<AffineExpr> exprs;
+      for (int64_t i = 0; i < type.getRank(); ++i) {
+        int64_t d = i + rank - type.getRank();
+        if (type.getDimSize(i) == 1 && resultType.getDimSize(d) != 1)
+          exprs.push_back(getAffineConstantExpr(0, context));
+        else
+          exprs.push_back(getAffineDimExpr(d, context));
+      }
+      maps.push_back(AffineMap::get(rank, 0, exprs, context));
+    }
+    maps.push_back(builder.getMultiDimIdentityMap(rank));
+    Value init = emptyTensor(builder, loc, resultType, sizes);
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    auto generic = builder.create<linalg::GenericOp>(
+        loc, TypeRange{resultType}, operands, ValueRange{init}, maps,
+        iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+          SmallVector<Value> computeArgs;
+          for (Value arg : args.drop_back())
+            computeArgs.push_back(toComputeType(nested, nestedLoc, arg));
+          Value result = body(nested, nestedLoc, computeArgs);
+          if (result.getType() != resultElement)
+            result = convertScalar(nested, nestedLoc, result, resultElement,
+                                   /*fromUnsigned=*/false, resultUnsigned);
+          nested.create<linalg::YieldOp>(nestedLoc, result);
+        });
+    return generic.getResult(0);
+  };
+  // A dynamic dimension may be 1 at run time where the result's is not
+  // (position ids [1, seq] typed [?, ?] added to [batch, seq] embeddings).
+  // The indexing maps cannot say so: when all such dimensions equal the
+  // result's, the plain form runs; otherwise those inputs are broadcast
+  // first, reading index 0 along their dimensions of size 1.
+  SmallVector<SmallVector<int64_t>> ambiguous;
+  bool anyAmbiguous = false;
+  for (Value input : inputs) {
+    ambiguous.push_back(ambiguousDims(input, inputs, resultType));
+    anyAmbiguous |= !ambiguous.back().empty();
+  }
+  if (!anyAmbiguous)
+    return emit(b, inputs);
+  Value allEqual;
+  for (auto [input, dims] : llvm::zip(inputs, ambiguous)) {
+    auto type = cast<RankedTensorType>(input.getType());
+    for (int64_t i : dims) {
+      int64_t d = i + rank - type.getRank();
+      Value have = b.create<tensor::DimOp>(loc, input, i);
+      Value equal = b.create<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::eq, have,
+          getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
+      allEqual = allEqual ? b.create<arith::AndIOp>(loc, allEqual, equal)
+                                .getResult()
+                          : equal;
+    }
+  }
+  auto branch = b.create<scf::IfOp>(
+      loc, allEqual,
+      [&](OpBuilder &then, Location l) {
+        then.create<scf::YieldOp>(l, emit(then, inputs));
+      },
+      [&](OpBuilder &otherwise, Location l) {
+        SmallVector<Value> broadcast;
+        for (auto [input, dims] : llvm::zip(inputs, ambiguous))
+          broadcast.push_back(dims.empty()
+                                  ? input
+                                  : broadcastAtRunTime(otherwise, l, input,
+                                                       dims, resultType,
+                                                       sizes));
+        otherwise.create<scf::YieldOp>(l, emit(otherwise, broadcast));
       });
-  return generic.getResult(0);
+  return branch.getResult(0);
 }
 
 ReductionShape getReductionShape(OpBuilder &b, Location loc, Value input,
