@@ -853,9 +853,47 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
                             strides, dilations);
     if (failed(pads))
       return failure();
-    RankedTensorType resultType = convertedResultType(getTypeConverter(), op);
+    RankedTensorType convertedType =
+        convertedResultType(getTypeConverter(), op);
+    int64_t groups = op.getGroup();
+    // The channel counts follow from the weights (C = W.dim1 * group,
+    // M = W.dim0) even where shape inference lost them.
+    if (xType.isDynamicDim(1)) {
+      SmallVector<int64_t> shape(xType.getShape());
+      shape[1] = wType.getDimSize(1) * groups;
+      xType = RankedTensorType::get(shape, xType.getElementType());
+      x = rewriter.create<tensor::CastOp>(loc, xType, x);
+    }
+    SmallVector<int64_t> resultShape(convertedType.getShape());
+    resultShape[1] = wType.getDimSize(0);
+    auto resultType =
+        RankedTensorType::get(resultShape, convertedType.getElementType());
     Type storage = resultType.getElementType();
     Type acc = accumulatorType(op, storage);
+    // Spatial output sizes: static where known, else
+    // (in + pads - dilation * (kernel - 1) - 1) / stride + 1 at run time.
+    SmallVector<OpFoldResult> outSizes;
+    outSizes.push_back(rewriter.create<tensor::DimOp>(loc, x, 0).getResult());
+    outSizes.push_back(rewriter.getIndexAttr(resultShape[1]));
+    for (int64_t i = 0; i < spatial; ++i) {
+      if (!resultType.isDynamicDim(i + 2)) {
+        outSizes.push_back(rewriter.getIndexAttr(resultType.getDimSize(i + 2)));
+        continue;
+      }
+      int64_t span = dilations[i] * (kernel[i] - 1) + 1;
+      int64_t padding = pads->first[i] + pads->second[i];
+      Value in = rewriter.create<tensor::DimOp>(loc, x, i + 2);
+      Value reach = rewriter.create<arith::AddIOp>(
+          loc, in,
+          rewriter.create<arith::ConstantIndexOp>(loc, padding - span));
+      Value steps = rewriter.create<arith::FloorDivSIOp>(
+          loc, reach, rewriter.create<arith::ConstantIndexOp>(loc, strides[i]));
+      outSizes.push_back(
+          rewriter
+              .create<arith::AddIOp>(
+                  loc, steps, rewriter.create<arith::ConstantIndexOp>(loc, 1))
+              .getResult());
+    }
     if (acc != storage) {
       x = convertTensor(rewriter, loc, x, acc);
       w = convertTensor(rewriter, loc, w, acc);
@@ -864,16 +902,14 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
                               constantScalar(rewriter, loc, acc, 0));
     // Output initialised with the bias (or zeros); the conv accumulates.
     auto accType = resultType.clone(acc);
-    SmallVector<OpFoldResult> outSizes;
-    outSizes.push_back(rewriter.create<tensor::DimOp>(loc, x, 0).getResult());
-    for (int64_t i = 1; i < resultType.getRank(); ++i)
-      outSizes.push_back(rewriter.getIndexAttr(resultType.getDimSize(i)));
     Value init = buildConvInit(rewriter, loc, adaptor.getB(), accType,
                                outSizes, wType.getDimSize(0));
-    int64_t groups = op.getGroup();
     Value result = buildConv(rewriter, loc, padded, w, init, strides,
                              dilations, groups);
-    rewriter.replaceOp(op, convertTensor(rewriter, loc, result, storage));
+    result = convertTensor(rewriter, loc, result, storage);
+    if (result.getType() != convertedType)
+      result = rewriter.create<tensor::CastOp>(loc, convertedType, result);
+    rewriter.replaceOp(op, result);
     return success();
   }
 
