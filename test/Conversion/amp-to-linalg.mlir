@@ -87,8 +87,8 @@ func.func @gemm_trans_b(%a: tensor<4x8xf32>, %b: tensor<5x8xf32>, %c: tensor<5xf
 // Conv: explicit padding, a generic convolution marked for the runtime
 // (strides and dilations as attributes), initialised with the bias.
 // CHECK-LABEL: func.func @conv
-// CHECK: %[[N:.+]] = tensor.dim %{{.+}}, %c0
-// CHECK: %[[ZERO:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<?x3x18x18xf32>)
+// CHECK: %[[E:.+]] = tensor.empty(%[[N:.+]]) : tensor<?x3x18x18xf32>
+// CHECK: %[[ZERO:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[E]] : tensor<?x3x18x18xf32>)
 // CHECK: tensor.insert_slice %{{.+}} into %[[ZERO]][0, 0, 1, 1] [%[[N]], 3, 16, 16] [1, 1, 1, 1]
 // CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<4x1x1xf32>) outs(%{{.+}} : tensor<?x4x8x8xf32>)
 // CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
@@ -252,4 +252,80 @@ func.func @slice_runtime(%x: tensor<4x?xf32>, %s: tensor<1xi64>, %e: tensor<1xi6
 func.func @abs_int(%x: tensor<4xi64>) -> tensor<4xi64> {
   %y = amp.abs %x : (tensor<4xi64>) -> tensor<4xi64>
   return %y : tensor<4xi64>
+}
+
+// -----
+
+// A convolution whose input lost its static shape: the channel count comes
+// from the weights (a cast), the spatial output size is computed at run
+// time: (in + 2 - 3) floordiv 2 + 1.
+// CHECK-LABEL: func.func @conv_dynamic_spatial
+// CHECK: %[[X:.+]] = tensor.cast %arg0 : tensor<?x?x?x?xf32> to tensor<?x3x?x?xf32>
+// CHECK: %[[H:.+]] = tensor.dim %[[X]], %c2
+// CHECK: %[[R:.+]] = arith.addi %[[H]], %c-1
+// CHECK: %[[S:.+]] = arith.floordivsi %[[R]], %c2{{.*}} : index
+// CHECK: arith.addi %[[S]], %c1{{.*}} : index
+// CHECK: amp_cpu.runtime_call = "conv"
+// CHECK: tensor.cast %{{.+}} : tensor<?x4x?x?xf32> to tensor<?x?x?x?xf32>
+func.func @conv_dynamic_spatial(%x: tensor<?x?x?x?xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<?x?x?x?xf32> {
+  %none = amp.none
+  %0 = amp.conv %x, %w, %none {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x?x?x?xf32>, tensor<4x3x3x3xf32>, none) -> tensor<?x?x?x?xf32>
+  return %0 : tensor<?x?x?x?xf32>
+}
+
+// -----
+
+// Two dynamic dimensions meet: either may be 1 at run time. The size is
+// their maximum; when both equal it the plain generic runs, otherwise the
+// inputs are first broadcast (index 0 read along a dimension of size 1).
+// CHECK-LABEL: func.func @add_dynamic_broadcast
+// CHECK: %[[A:.+]] = tensor.dim %arg0, %c0
+// CHECK: %[[B:.+]] = tensor.dim %arg1, %c0
+// CHECK: %[[MAX:.+]] = arith.maxsi %[[A]], %[[B]]
+// CHECK: arith.cmpi eq
+// CHECK: arith.cmpi eq
+// CHECK: %[[ALL:.+]] = arith.andi
+// CHECK: scf.if %[[ALL]] -> (tensor<?x4xf32>)
+// CHECK: linalg.generic
+// CHECK: arith.addf
+// CHECK: } else {
+// CHECK: linalg.generic
+// CHECK: arith.cmpi eq, %{{.+}}, %c1
+// CHECK: arith.select
+// CHECK: tensor.extract %arg0
+// CHECK: arith.addf
+func.func @add_dynamic_broadcast(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = amp.add %a, %b : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// One dynamic dimension against a static 1: no check needed.
+// CHECK-LABEL: func.func @add_single_dynamic
+// CHECK-NOT: scf.if
+// CHECK: linalg.generic
+func.func @add_single_dynamic(%a: tensor<?x4xf32>, %b: tensor<1x4xf32>) -> tensor<?x4xf32> {
+  %0 = amp.add %a, %b : (tensor<?x4xf32>, tensor<1x4xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// MatMul of [?, ?, ?] by [8, 8]: the rows collapse through tensor.reshape
+// (with more than one dynamic dimension the grouping cannot be read off the
+// types).
+// CHECK-LABEL: func.func @matmul_dynamic_rows
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: %[[D0:.+]] = tensor.dim %arg0, %c0
+// CHECK: %[[D1:.+]] = tensor.dim %arg0, %c1
+// CHECK: %[[K:.+]] = tensor.dim %arg0, %c2
+// CHECK: %[[P:.+]] = arith.muli %{{.+}}, %[[D0]]
+// CHECK: %[[ROWS:.+]] = arith.muli %[[P]], %[[D1]]
+// CHECK: %[[SHAPE:.+]] = tensor.from_elements %[[ROWS]], %[[K]] : tensor<2xindex>
+// CHECK: %[[FLAT:.+]] = tensor.reshape %arg0(%[[SHAPE]])
+// CHECK: linalg.matmul ins(%[[FLAT]], %arg1
+func.func @matmul_dynamic_rows(%a: tensor<?x?x?xf32>, %b: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
+  %0 = amp.matmul %a, %b : (tensor<?x?x?xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  return %0 : tensor<?x?x8xf32>
 }
