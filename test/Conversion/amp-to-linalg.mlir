@@ -329,3 +329,24 @@ func.func @matmul_dynamic_rows(%a: tensor<?x?x?xf32>, %b: tensor<8x8xf32>) -> te
   %0 = amp.matmul %a, %b : (tensor<?x?x?xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   return %0 : tensor<?x?x8xf32>
 }
+
+// -----
+
+// Pad with run-time pads (windowed attention pads to a multiple of the
+// window): each output element reads index - low, and the pad value
+// outside the input; negative pads crop the same way.
+// CHECK-LABEL: func.func @pad_runtime
+// CHECK: %[[LOW:.+]] = arith.index_cast %{{.+}} : i64 to index
+// CHECK: linalg.generic
+// CHECK: %[[I:.+]] = linalg.index 1
+// CHECK: %[[S:.+]] = arith.subi %[[I]], %[[LOW]]
+// CHECK-DAG: arith.cmpi sge, %[[S]]
+// CHECK-DAG: arith.cmpi slt, %[[S]]
+// CHECK: tensor.extract %arg0
+// CHECK: arith.select
+func.func @pad_runtime(%x: tensor<2x?xf32>, %pads: tensor<2xi64>) -> tensor<2x?xf32> {
+  %none = amp.none
+  %axes = amp.constant dense<[1]> : tensor<1xi64>
+  %y = amp.pad %x, %pads, %none, %axes : (tensor<2x?xf32>, tensor<2xi64>, none, tensor<1xi64>) -> tensor<2x?xf32>
+  return %y : tensor<2x?xf32>
+}

@@ -630,9 +630,9 @@ struct PadOpLowering : public OpConversionPattern<PadOp> {
     Value data = adaptor.getData();
     auto type = cast<RankedTensorType>(data.getType());
     int64_t rank = type.getRank();
-    auto pads = getConstantInts(op.getPads());
-    if (failed(pads))
-      return notLowerable(op, "pads are not constants");
+    auto padsType = cast<RankedTensorType>(op.getPads().getType());
+    if (padsType.isDynamicDim(0))
+      return notLowerable(op, "the number of pads is not static");
     SmallVector<int64_t> axes;
     if (!isNone(op.getAxes())) {
       auto values = getConstantInts(op.getAxes());
@@ -643,40 +643,62 @@ struct PadOpLowering : public OpConversionPattern<PadOp> {
       for (int64_t i = 0; i < rank; ++i)
         axes.push_back(i);
     }
-    SmallVector<int64_t> low(rank, 0), high(rank, 0);
     int64_t count = axes.size();
+    if (padsType.getDimSize(0) != 2 * count)
+      return notLowerable(op, "pads do not match the axes");
+    // Pads may be computed at run time (windowed attention pads to a
+    // multiple of the window); negative pads crop.
+    auto pads = getConstantInts(op.getPads());
+    SmallVector<OpFoldResult> low(rank, rewriter.getIndexAttr(0)),
+        high(rank, rewriter.getIndexAttr(0));
     for (auto [i, axis] : llvm::enumerate(axes)) {
       int64_t a = normalizeAxis(axis, rank);
-      low[a] = (*pads)[i];
-      high[a] = (*pads)[i + count];
+      auto padAt = [&](int64_t k) -> OpFoldResult {
+        if (succeeded(pads))
+          return rewriter.getIndexAttr((*pads)[k]);
+        return extractIndex(rewriter, loc, adaptor.getPads(), k);
+      };
+      low[a] = padAt(i);
+      high[a] = padAt(i + count);
     }
-    if (llvm::any_of(low, [](int64_t v) { return v < 0; }) ||
-        llvm::any_of(high, [](int64_t v) { return v < 0; }))
-      return notLowerable(op, "negative pads");
     RankedTensorType resultType = convertedResultType(getTypeConverter(), op);
     StringRef mode = op.getMode();
-    if (mode == "constant") {
-      Value value = isNone(adaptor.getConstantValue())
-                        ? constantScalar(rewriter, loc, type.getElementType(), 0)
-                        : extractScalar(rewriter, loc,
-                                        adaptor.getConstantValue());
-      Value padded = padTensor(rewriter, loc, data, low, high, value);
+    if (mode != "constant" && mode != "edge" && mode != "reflect" &&
+        mode != "wrap")
+      return notLowerable(op, "mode '" + mode + "'");
+    Value value;
+    if (mode == "constant")
+      value = isNone(adaptor.getConstantValue())
+                  ? constantScalar(rewriter, loc, type.getElementType(), 0)
+                  : extractScalar(rewriter, loc, adaptor.getConstantValue());
+    SmallVector<int64_t> staticLow, staticHigh;
+    for (int64_t i = 0; i < rank; ++i) {
+      std::optional<int64_t> l = getConstantIntValue(low[i]);
+      std::optional<int64_t> h = getConstantIntValue(high[i]);
+      staticLow.push_back(l && *l >= 0 ? *l : -1);
+      staticHigh.push_back(h && *h >= 0 ? *h : -1);
+    }
+    bool knownNonNegative = !llvm::is_contained(staticLow, -1) &&
+                            !llvm::is_contained(staticHigh, -1);
+    if (mode == "constant" && knownNonNegative) {
+      Value padded =
+          padTensor(rewriter, loc, data, staticLow, staticHigh, value);
       if (padded.getType() != resultType)
         padded = rewriter.create<tensor::CastOp>(loc, resultType, padded);
       rewriter.replaceOp(op, padded);
       return success();
     }
-    if (mode != "edge" && mode != "reflect" && mode != "wrap")
-      return notLowerable(op, "mode '" + mode + "'");
+    // Every output element reads its source coordinate index - low, mapped
+    // by the mode (constant: the pad value outside the input).
     SmallVector<OpFoldResult> inSizes = getSizes(rewriter, loc, data);
     SmallVector<OpFoldResult> sizes;
-    for (int64_t i = 0; i < rank; ++i)
-      sizes.push_back(rewriter
-                          .create<arith::AddIOp>(
-                              loc, indexValue(rewriter, loc, inSizes[i]),
-                              rewriter.create<arith::ConstantIndexOp>(
-                                  loc, low[i] + high[i]))
-                          .getResult());
+    for (int64_t i = 0; i < rank; ++i) {
+      Value grown = rewriter.create<arith::AddIOp>(
+          loc, indexValue(rewriter, loc, inSizes[i]),
+          rewriter.create<arith::AddIOp>(loc, indexValue(rewriter, loc, low[i]),
+                                         indexValue(rewriter, loc, high[i])));
+      sizes.push_back(grown);
+    }
     Value result = rewriter.create<linalg::GenericOp>(
         loc, TypeRange{resultType}, ValueRange{},
         ValueRange{emptyTensor(rewriter, loc, resultType, sizes)},
@@ -687,14 +709,27 @@ struct PadOpLowering : public OpConversionPattern<PadOp> {
           auto c = [&](int64_t v) {
             return b.create<arith::ConstantIndexOp>(l, v);
           };
+          Value inside;
           for (int64_t i = 0; i < rank; ++i) {
             Value dim = indexValue(b, l, inSizes[i]);
             // Source coordinate (may be outside [0, dim)).
             Value s = b.create<arith::SubIOp>(
-                l, b.create<linalg::IndexOp>(l, i), c(low[i]));
+                l, b.create<linalg::IndexOp>(l, i), indexValue(b, l, low[i]));
             Value last = b.create<arith::SubIOp>(l, dim, c(1));
             Value mapped;
-            if (mode == "edge") {
+            if (mode == "constant") {
+              Value inRange = b.create<arith::AndIOp>(
+                  l,
+                  b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, s,
+                                          c(0)),
+                  b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, s,
+                                          dim));
+              inside = inside ? b.create<arith::AndIOp>(l, inside, inRange)
+                                    .getResult()
+                              : inRange;
+              mapped = b.create<arith::MaxSIOp>(
+                  l, c(0), b.create<arith::MinSIOp>(l, s, last));
+            } else if (mode == "edge") {
               mapped = b.create<arith::MaxSIOp>(
                   l, c(0), b.create<arith::MinSIOp>(l, s, last));
             } else if (mode == "wrap") {
@@ -719,8 +754,10 @@ struct PadOpLowering : public OpConversionPattern<PadOp> {
             }
             at.push_back(mapped);
           }
-          b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<tensor::ExtractOp>(l, data, at)});
+          Value element = b.create<tensor::ExtractOp>(l, data, at);
+          if (inside)
+            element = b.create<arith::SelectOp>(l, inside, element, value);
+          b.create<linalg::YieldOp>(l, ValueRange{element});
         }).getResult(0);
     rewriter.replaceOp(op, result);
     return success();
