@@ -9,7 +9,17 @@ the exported file is summarised with a minimal protobuf wire-format reader.
 Every model is built after ``torch.manual_seed(0)``, put in eval mode and
 exported with batch 1, static shapes and ``do_constant_folding=True`` to
 ``OUT/<name>.onnx``. A ``manifest.json`` in ``OUT`` records, per model, the
-opset, file size, top-level node count and op-type histogram.
+opset, file size, top-level node count and op-type histogram, and the two
+options below.
+
+``--dynamic-batch`` exports the first axis of every input and output as the
+dynamic ``batch`` axis (``dynamic_axes``), traced with the example input
+repeated to batch 2. ``--fp16-range`` recalibrates the BatchNorm statistics of the
+models in ``FP16_RANGE_MODELS`` (see :func:`calibrate_batchnorm`): with
+torchvision's random initialisation their activations shrink layer by
+layer to 1e-9 .. 1e-14 at the logits, below fp16's range, so a
+mixed-precision run of them says nothing; calibrated, their activations
+stay O(1) like a trained network's.
 
 Example::
 
@@ -142,6 +152,33 @@ def _mlp_logsoftmax():
     return model, (torch.randn(4, 64),)
 
 
+# Models whose random-weight activations leave fp16's range (--fp16-range).
+FP16_RANGE_MODELS = ("mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0")
+CALIBRATION_SEED = 1
+CALIBRATION_BATCH = 8
+
+
+def calibrate_batchnorm(model, example):
+    """Set every BatchNorm's running mean and variance to the statistics of
+    one seeded batch of ``CALIBRATION_BATCH`` standard-normal inputs shaped
+    like ``example`` (a cumulative average over that one batch), so that the
+    activations stay O(1) instead of shrinking layer by layer (BatchNorm's eps
+    still dominates for channels whose variance is below it). The weights are
+    unchanged;
+    the rest of the model stays in eval mode (no dropout, no stochastic depth)."""
+    norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    generator = torch.Generator().manual_seed(CALIBRATION_SEED)
+    batch = torch.randn((CALIBRATION_BATCH,) + tuple(example.shape[1:]), generator=generator)
+    model.eval()
+    for norm in norms:
+        norm.reset_running_stats()
+        norm.momentum = None  # cumulative average: after one batch, its statistics
+        norm.train()
+    with torch.no_grad():
+        model(batch)
+    return model.eval()
+
+
 HAND_WRITTEN_MODELS = {
     "bert_encoder": _bert_encoder,
     "gpt2_decoder": _gpt2_decoder,
@@ -151,9 +188,11 @@ HAND_WRITTEN_MODELS = {
 ALL_MODELS = TORCHVISION_MODELS + tuple(HAND_WRITTEN_MODELS)
 
 
-def build_model(name):
+def build_model(name, fp16_range=False):
     """Return ``(module, example_inputs)`` for ``name`` with seeded random weights.
 
+    ``fp16_range``: calibrate the BatchNorm statistics of the models in
+    ``FP16_RANGE_MODELS`` (:func:`calibrate_batchnorm`).
     Raises ``LookupError`` if the installed torchvision lacks the architecture.
     """
     torch.manual_seed(0)
@@ -166,6 +205,8 @@ def build_model(name):
                 f"torchvision {torchvision.__version__} has no models.{name}"
             )
         model, inputs = ctor(weights=None), (torch.randn(*IMAGE_SHAPE),)
+    if fp16_range and name in FP16_RANGE_MODELS:
+        calibrate_batchnorm(model, inputs[0])
     return model.eval(), inputs
 
 
@@ -238,11 +279,17 @@ def op_histogram(path):
 # --------------------------------------------------------------------------
 
 
-def export_model(name, out_dir, opset):
+def export_model(name, out_dir, opset, dynamic_batch=False, fp16_range=False):
     """Export one model to ``out_dir/<name>.onnx`` and return its manifest entry."""
-    model, inputs = build_model(name)
+    model, inputs = build_model(name, fp16_range=fp16_range)
     input_names = [f"input_{i}" for i in range(len(inputs))]
     path = os.path.join(out_dir, f"{name}.onnx")
+    dynamic_axes = None
+    if dynamic_batch:
+        # Traced with batch 2, so that no size-1 special case of the batch
+        # (a squeeze, a broadcast) gets into the graph.
+        inputs = tuple(torch.cat([x, x]) for x in inputs)
+        dynamic_axes = {n: {0: "batch"} for n in input_names + ["output"]}
     start = time.perf_counter()
     torch.onnx.export(
         model,
@@ -252,10 +299,13 @@ def export_model(name, out_dir, opset):
         do_constant_folding=True,
         input_names=input_names,
         output_names=["output"],
+        dynamic_axes=dynamic_axes,
     )
     histogram = op_histogram(path)
     return {
         "opset": opset,
+        "dynamic_batch": dynamic_batch,
+        "fp16_range": fp16_range and name in FP16_RANGE_MODELS,
         "file": os.path.basename(path),
         "bytes": os.path.getsize(path),
         "nodes": sum(histogram.values()),
@@ -276,6 +326,17 @@ def parse_args(argv):
     parser.add_argument(
         "--models",
         help="comma-separated subset of models (default: all); see --list",
+    )
+    parser.add_argument(
+        "--dynamic-batch",
+        action="store_true",
+        help="export axis 0 of the inputs and the output as the dynamic axis 'batch'",
+    )
+    parser.add_argument(
+        "--fp16-range",
+        action="store_true",
+        help="calibrate the BatchNorm statistics of " + ", ".join(FP16_RANGE_MODELS)
+        + " so that their activations stay inside fp16's range",
     )
     parser.add_argument(
         "--list", action="store_true", help="print the known model names and exit"
@@ -315,7 +376,8 @@ def main(argv=None):
     )
     for name in args.models:
         try:
-            entry = export_model(name, args.out, args.opset)
+            entry = export_model(name, args.out, args.opset, args.dynamic_batch,
+                                 args.fp16_range)
         except LookupError as err:
             print(f"{name:20s} SKIPPED: {err}")
             continue
