@@ -350,3 +350,22 @@ func.func @pad_runtime(%x: tensor<2x?xf32>, %pads: tensor<2xi64>) -> tensor<2x?x
   %y = amp.pad %x, %pads, %none, %axes : (tensor<2x?xf32>, tensor<2xi64>, none, tensor<1xi64>) -> tensor<2x?xf32>
   return %y : tensor<2x?xf32>
 }
+
+// -----
+
+// Batched MatMul whose batch dimensions are both dynamic: the batch is the
+// larger size and each side is broadcast at run time (index 0 where its
+// batch is 1).
+// CHECK-LABEL: func.func @matmul_dynamic_batch_broadcast
+// CHECK: %[[BATCH:.+]] = arith.maxsi
+// CHECK: linalg.generic
+// CHECK: arith.cmpi eq, %{{.+}}, %c1
+// CHECK: arith.select
+// CHECK: tensor.extract %arg0
+// CHECK: linalg.generic
+// CHECK: tensor.extract %arg1
+// CHECK: linalg.batch_matmul
+func.func @matmul_dynamic_batch_broadcast(%a: tensor<?x2x3xf32>, %b: tensor<?x3x4xf32>) -> tensor<?x2x4xf32> {
+  %0 = amp.matmul %a, %b : (tensor<?x2x3xf32>, tensor<?x3x4xf32>) -> tensor<?x2x4xf32>
+  return %0 : tensor<?x2x4xf32>
+}

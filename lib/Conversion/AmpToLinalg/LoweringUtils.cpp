@@ -336,9 +336,7 @@ static SmallVector<int64_t> ambiguousDims(Value input, ValueRange inputs,
   return dims;
 }
 
-/// `input` with its dimensions `dims` broadcast to `sizes` (the result's,
-/// trailing-aligned) when they are 1 at run time: index 0 is read then.
-static Value broadcastAtRunTime(OpBuilder &b, Location loc, Value input,
+Value broadcastAtRunTime(OpBuilder &b, Location loc, Value input,
                                 ArrayRef<int64_t> dims,
                                 RankedTensorType resultType,
                                 ArrayRef<OpFoldResult> sizes) {

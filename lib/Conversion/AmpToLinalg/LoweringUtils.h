@@ -76,6 +76,13 @@ using ScalarBody =
 /// an allocation whose size reads the allocation itself in MLIR 19).
 Value padTensor(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> low,
                 ArrayRef<int64_t> high, Value padValue);
+/// `input` with its dimensions `dims` broadcast to `sizes` (those of a
+/// result of `resultType`, trailing-aligned) when they are 1 at run time:
+/// index 0 is read then. For dynamic dimensions that may or may not
+/// broadcast.
+Value broadcastAtRunTime(OpBuilder &b, Location loc, Value input,
+                         ArrayRef<int64_t> dims, RankedTensorType resultType,
+                         ArrayRef<OpFoldResult> sizes);
 /// |x| of a signed integer scalar as select(x < 0, 0 - x, x) (math.absi has
 /// no LLVM lowering in MLIR 19).
 Value signedIntAbs(OpBuilder &b, Location loc, Value x);

@@ -594,6 +594,7 @@ struct MatMulOpLowering : public OpConversionPattern<MatMulOp> {
     } else {
       // Batched: broadcast the batch dimensions, collapse them to one.
       int64_t batchRank = std::max(lhsRank, rhsRank) - 2;
+      SmallVector<int64_t> lhsAmbiguous, rhsAmbiguous;
       SmallVector<int64_t> batchShape;
       SmallVector<OpFoldResult> batchSizes;
       for (int64_t i = 0; i < batchRank; ++i) {
@@ -601,7 +602,28 @@ struct MatMulOpLowering : public OpConversionPattern<MatMulOp> {
         int64_t ri = i - (batchRank - (rhsRank - 2));
         int64_t ls = li >= 0 ? lhsType.getDimSize(li) : 1;
         int64_t rs = ri >= 0 ? rhsType.getDimSize(ri) : 1;
-        if (ls != 1) {
+        bool lhsDynamic = li >= 0 && ShapedType::isDynamic(ls);
+        bool rhsDynamic = ri >= 0 && ShapedType::isDynamic(rs);
+        if ((lhsDynamic && rs != 1) || (rhsDynamic && ls != 1)) {
+          // Either side may be 1 at run time: the larger size, and the
+          // dynamic sides broadcast at run time.
+          if (lhsDynamic)
+            lhsAmbiguous.push_back(li);
+          if (rhsDynamic)
+            rhsAmbiguous.push_back(ri);
+          if (!lhsDynamic || !rhsDynamic) {
+            int64_t known = lhsDynamic ? rs : ls;
+            batchShape.push_back(known);
+            batchSizes.push_back(b.getIndexAttr(known));
+          } else {
+            batchShape.push_back(ShapedType::kDynamic);
+            batchSizes.push_back(
+                b.create<arith::MaxSIOp>(
+                     loc, getValueOrCreateConstantIndexOp(b, loc, lhsSizes[li]),
+                     getValueOrCreateConstantIndexOp(b, loc, rhsSizes[ri]))
+                    .getResult());
+          }
+        } else if (ls != 1) {
           batchShape.push_back(ls);
           batchSizes.push_back(lhsSizes[li]);
         } else if (ri >= 0) {
@@ -613,17 +635,19 @@ struct MatMulOpLowering : public OpConversionPattern<MatMulOp> {
         }
       }
       auto broadcastTo = [&](Value v, RankedTensorType type, OpFoldResult r,
-                             OpFoldResult c, int64_t rs, int64_t cs) {
+                             OpFoldResult c, int64_t rs, int64_t cs,
+                             ArrayRef<int64_t> ambiguous) {
         SmallVector<int64_t> shape(batchShape);
         shape.append({rs, cs});
         SmallVector<OpFoldResult> sizes(batchSizes);
         sizes.append({r, c});
-        return materializeBroadcast(
-            b, loc, v, RankedTensorType::get(shape, type.getElementType()),
-            sizes);
+        auto target = RankedTensorType::get(shape, type.getElementType());
+        if (!ambiguous.empty())
+          v = broadcastAtRunTime(b, loc, v, ambiguous, target, sizes);
+        return materializeBroadcast(b, loc, v, target, sizes);
       };
-      lhs = broadcastTo(lhs, lhsType, m, k, staticM, staticK);
-      rhs = broadcastTo(rhs, rhsType, k, n, staticK, staticN);
+      lhs = broadcastTo(lhs, lhsType, m, k, staticM, staticK, lhsAmbiguous);
+      rhs = broadcastTo(rhs, rhsType, k, n, staticK, staticN, rhsAmbiguous);
       int64_t batch = 1;
       Value batchCount = b.create<arith::ConstantIndexOp>(loc, 1);
       for (auto [size, mixed] : llvm::zip(batchShape, batchSizes)) {
