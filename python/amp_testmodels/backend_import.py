@@ -8,7 +8,7 @@ Model sources, each keyed ``<source>/<test dir name>``:
   the installed onnx's own test-case definitions (what
   ``backend-test-tools generate-data`` writes) into a temporary folder.
 - ``debian``: ``.../data/node/*/model.onnx`` of Debian's ``libonnx-testdata``
-  package, found with ``dpkg -L``; skipped when it is not installed.
+  package, found with ``dpkg -L``; an error when it is not installed.
 
 Each model is imported with ``amp-opt MODEL -o /dev/null`` (two workers,
 60 s and 6 GiB of address space each). A failure's reason is a category derived from amp-opt's error
@@ -17,14 +17,20 @@ results are compared with the expected-failure list (default
 ``test/python/backend_import_xfail.txt``, lines ``key  # reason``):
 
 - an *unexpected failure* is a failing test that is not listed, or a listed
-  one that now crashes (killed by a signal) while its reason does not say so;
+  one that now fails for another reason (a crash, a timeout, another error:
+  the reason must match the list exactly);
 - an *unexpected pass* is a listed test that now imports: remove it from the
-  list, which must stay honest.
+  list, which must stay honest;
+- a *stale entry* is a listed test with no model (renamed, or its corpus is
+  missing).
+
+Without Debian's ``libonnx-testdata`` the run stops with exit status 2
+(``--allow-missing-debian`` runs the onnx package's models alone).
 
 The report gives per-reason counts, the number of distinct op types in the
 models that imported, the unexpected results, and ends with the line
 ``backend import: N passed, N failed`` (failed = unexpected failures). The
-exit status is 1 if there is any unexpected failure or pass.
+exit status is 1 if there is any unexpected failure or pass or a stale entry.
 
 ``--write-xfail`` rewrites the list from the current failures instead.
 
@@ -262,16 +268,27 @@ def write_xfail(path, results):
 
 
 def compare(results, xfail):
-    """Return ``(unexpected failures, unexpected passes)`` against ``xfail``."""
+    """Return ``(unexpected failures, unexpected passes)`` against ``xfail``.
+
+    An unexpected failure is a failing test that is not listed, or a listed
+    one that now fails for another reason (a crash, a timeout, another
+    error): the reason must match the list exactly.
+    """
     unexpected_failures, unexpected_passes = [], []
     for result in results:
         listed = xfail.get(result.key)
         if result.passed:
             if listed is not None:
                 unexpected_passes.append((result, listed))
-        elif listed is None or (result.crashed and not listed.startswith(CRASH_PREFIX)):
+        elif listed != result.reason:
             unexpected_failures.append((result, listed))
     return unexpected_failures, unexpected_passes
+
+
+def stale_entries(results, xfail):
+    """Listed keys with no model in this run (renamed tests, a missing corpus)."""
+    keys = {result.key for result in results}
+    return sorted(key for key in xfail if key not in keys)
 
 
 # --------------------------------------------------------------------------
@@ -282,6 +299,7 @@ def compare(results, xfail):
 def report(results, xfail):
     """Print the report; return True when the results match the xfail list."""
     unexpected_failures, unexpected_passes = compare(results, xfail)
+    stale = stale_entries(results, xfail)
     failures = [r for r in results if not r.passed]
     by_source = collections.Counter(r.key.split("/")[0] for r in results)
     print("models: " + ", ".join(f"{s} {n}" for s, n in sorted(by_source.items())))
@@ -290,15 +308,17 @@ def report(results, xfail):
         print(f"  {count:5d}  {reason}")
     print(f"distinct op types imported: {len(imported_op_types(results))}")
     for result, listed in unexpected_failures:
-        note = f" (listed as: {listed})" if listed is not None else ""
+        note = f" (listed as: {listed})" if listed is not None else " (not listed)"
         print(f"unexpected failure: {result.key}  # {result.reason}{note}")
     for result, listed in unexpected_passes:
         print(f"unexpected pass: {result.key}  (listed as: {listed})")
+    for key in stale:
+        print(f"stale entry: {key}  (listed, but no such model; is {DEBIAN_PACKAGE} installed?)")
     expected = len(failures) - len(unexpected_failures)
     print(f"expected failures (xfail): {expected}")
     passed = len(results) - len(failures)
     print(f"backend import: {passed} passed, {len(unexpected_failures)} failed")
-    return not unexpected_failures and not unexpected_passes
+    return not unexpected_failures and not unexpected_passes and not stale
 
 
 def main(argv=None):
@@ -313,12 +333,21 @@ def main(argv=None):
     )
     parser.add_argument("--jobs", type=int, default=2, help="parallel imports (%(default)s)")
     parser.add_argument("--timeout", type=float, default=60, help="seconds per model (%(default)s)")
+    parser.add_argument("--allow-missing-debian", action="store_true",
+                        help=f"run without Debian's {DEBIAN_PACKAGE} (an error by default)")
     args = parser.parse_args(argv)
 
     if not os.access(args.amp_opt, os.X_OK):
         parser.error(f"amp-opt not found at {args.amp_opt} (set AMP_OPT or --amp-opt)")
     with tempfile.TemporaryDirectory(prefix="amp-backend-") as scratch:
-        models = {**find_onnx_models(scratch), **find_debian_models()}
+        debian = find_debian_models()
+        if not debian and not args.allow_missing_debian:
+            print(f"error: no node tests from Debian's {DEBIAN_PACKAGE} (`dpkg -L "
+                  f"{DEBIAN_PACKAGE}` lists none): install it (apt-get install "
+                  f"{DEBIAN_PACKAGE}); without it a large part of the corpus is missing "
+                  f"(--allow-missing-debian runs anyway)")
+            return 2
+        models = {**find_onnx_models(scratch), **debian}
         results = import_all(args.amp_opt, models, args.jobs, args.timeout)
         if args.write_xfail:
             write_xfail(args.xfail, results)

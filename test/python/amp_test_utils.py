@@ -1,5 +1,6 @@
 """Helpers for amp's pytest suite: running amp-opt and reading the MLIR it prints."""
 
+import importlib
 import os
 import re
 import resource
@@ -7,6 +8,7 @@ import signal
 import subprocess
 
 import onnx
+import pytest
 
 MLIR_BYTECODE_MAGIC = b"ML\xefR"
 
@@ -150,3 +152,20 @@ def has_debian_torch():
     probe = subprocess.run([DEBIAN_PYTHON, "-c", "import torch, torchvision"],
                            capture_output=True)
     return probe.returncode == 0
+
+
+def require_module(name, package=None):
+    """Import and return module ``name``; fail (never skip) when it is missing.
+
+    ``scripts/amp.sh test`` installs every module the tests use, so a missing
+    one is a broken set-up: ``pytest.importorskip`` would turn the tests that
+    need it into silent skips. Called at module level, the failure is a
+    collection error, which fails the pytest run.
+    """
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        problem = str(error)
+    pytest.fail(f"Python module {name!r} is required but cannot be imported ({problem}); "
+                f"install it (pip install {package or name}, or scripts/amp.sh test)",
+                pytrace=False)

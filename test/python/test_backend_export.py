@@ -12,7 +12,9 @@ original. Measured on 2026-12-02 (onnx 1.23.2 node tests):
 
 Skipped: the original fails ``onnx.checker`` or onnxruntime cannot run it.
 The two fp16 differences are Attention's optional ``qk_matmul_output`` where
-an fp32 mask of -3.4e38 becomes -inf in fp16.
+an fp32 mask of -3.4e38 becomes -inf in fp16. The pass counts are floors, and
+each test beyond fp16 tolerance must be one of :data:`EXPORT_INEXACT` (same
+output, error within its bound): a new one, or a larger error, fails.
 """
 
 import re
@@ -24,6 +26,17 @@ import pytest
 from amp_testmodels import backend_export
 
 SCRIPT = backend_export.__file__
+
+MIN_PASSED_FP32 = 1113
+MIN_PASSED_MIXED = 1111
+# Tests beyond fp16 tolerance after autocast + export: key -> (output, bound
+# on the max abs error). The -inf of an fp32 -3.4e38 mask gives an infinite error.
+EXPORT_INEXACT = {
+    "onnx/test_attention_4d_with_past_and_present_qk_matmul_bias_3d_mask_causal":
+        ("output 3", float("inf")),
+    "onnx/test_attention_4d_with_past_and_present_qk_matmul_bias_4d_mask_causal":
+        ("output 3", float("inf")),
+}
 
 
 def _run(amp_opt, *args):
@@ -45,17 +58,32 @@ def test_fp32_round_trip(amp_opt):
     match = re.fullmatch(r"(\d+) passed, (\d+) failed, (\d+) skipped", lines[-1])
     assert match, proc.stdout
     assert proc.returncode == 0 and match.group(2) == "0", proc.stdout
-    assert int(match.group(1)) >= 1100, proc.stdout
+    assert int(match.group(1)) >= MIN_PASSED_FP32, (
+        f"{match.group(1)} models round-trip, fewer than the {MIN_PASSED_FP32} measured")
 
 
 @pytest.mark.slow
 def test_mixed_precision_export(amp_opt):
     """With autocast, every exported model is valid ONNX that onnxruntime
-    runs; numeric differences beyond fp16 tolerance stay rare."""
+    runs; the tests beyond fp16 tolerance are the known ones, within their
+    bounds."""
     proc, lines = _run(amp_opt, "--mixed")
     match = re.fullmatch(
         r"(\d+) passed, (\d+) failed, (\d+) skipped, (\d+) beyond fp16 tolerance", lines[-1])
     assert match, proc.stdout
     assert proc.returncode == 0 and match.group(2) == "0", proc.stdout
-    assert int(match.group(1)) >= 1100, proc.stdout
-    assert int(match.group(4)) <= 5, proc.stdout
+    assert int(match.group(1)) >= MIN_PASSED_MIXED, (
+        f"{match.group(1)} models pass, fewer than the {MIN_PASSED_MIXED} measured")
+    inexact = {key: (output, float(error)) for key, output, error in re.findall(
+        r"^inexact (\S+): (output \d+): max abs error (\S+)$", proc.stdout, re.M)}
+    assert len(inexact) == int(match.group(4)), proc.stdout
+    problems = []
+    for key, (output, error) in sorted(inexact.items()):
+        if key not in EXPORT_INEXACT:
+            problems.append(f"new: {key}: {output}: max abs error {error:.3g}")
+        elif output != EXPORT_INEXACT[key][0] or not error <= EXPORT_INEXACT[key][1]:
+            problems.append(f"changed: {key}: {output}: max abs error {error:.3g} (known: "
+                            f"{EXPORT_INEXACT[key][0]}, bound {EXPORT_INEXACT[key][1]:.2g})")
+    for key in sorted(set(EXPORT_INEXACT) - set(inexact)):
+        problems.append(f"now within fp16 tolerance (remove it from EXPORT_INEXACT): {key}")
+    assert not problems, "\n".join(problems)
