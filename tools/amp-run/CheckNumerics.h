@@ -1,0 +1,68 @@
+//===- CheckNumerics.h - amp-run --check-numerics --------------*- C++ -*-===//
+//
+// Runs a low-precision program beside its fp32 reference and compares every
+// op's output: the ops of the entry block are numbered (amp.probe) before
+// autocast, both modules return every floating-point op result after their
+// own outputs, and the results are matched by number.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_TOOLS_AMP_RUN_CHECKNUMERICS_H
+#define AMP_TOOLS_AMP_RUN_CHECKNUMERICS_H
+
+#include "HostTensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::amp_run {
+
+/// An op result that an instrumented program returns after the model's own
+/// outputs.
+struct Probe {
+  int64_t id;
+  unsigned resultNumber;
+  std::string node, opType, reason;
+};
+
+/// Numbers the ops of the entry block (`amp.probe`), so that the same op
+/// can be found after autocast, which keeps ops and their attributes.
+void numberProbes(func::FuncOp entry);
+
+/// Returns every floating-point result of a numbered op from the entry
+/// function, after its own results (named `probe_<number>_<result>`).
+SmallVector<Probe> exposeProbes(func::FuncOp entry);
+
+/// What one op's low-precision output did against the fp32 reference.
+struct ProbeStats {
+  const Probe *probe = nullptr;
+  std::string precision;
+  int64_t elements = 0;
+  /// Inf or NaN in low precision where fp32 is finite.
+  int64_t nonFinite = 0;
+  /// fp32 nonzero and finite; of those, zero or subnormal in low precision.
+  int64_t nonzero = 0, underflow = 0;
+  double maxAbsError = 0, maxAbsReference = 0;
+
+  double underflowFraction() const {
+    return nonzero ? static_cast<double>(underflow) / nonzero : 0.0;
+  }
+  /// Largest error relative to the largest reference magnitude (finite
+  /// elements only).
+  double relativeError() const {
+    return maxAbsReference > 0 ? maxAbsError / maxAbsReference : maxAbsError;
+  }
+};
+
+ProbeStats compareProbe(const Probe &probe, const Tensor &low,
+                        const Tensor &reference);
+
+/// Prints the table (the first non-finite op, ops losing more than
+/// `underflowThreshold` of their nonzero values, the `top` worst errors)
+/// and writes all of it as JSON to `jsonPath` if given.
+LogicalResult reportNumerics(ArrayRef<ProbeStats> stats, StringRef lowName,
+                             StringRef jsonPath, double underflowThreshold,
+                             unsigned top);
+
+} // namespace mlir::amp_run
+
+#endif // AMP_TOOLS_AMP_RUN_CHECKNUMERICS_H
