@@ -32,12 +32,13 @@ Example::
 """
 
 import argparse
-import json
 import os
 import sys
 import warnings
 
 import torch
+
+from export_torch import load_manifest, save_manifest
 import torch.nn.functional as F
 from torch import nn
 
@@ -211,11 +212,7 @@ def main(argv=None):
 
     warnings.filterwarnings("ignore")
     os.makedirs(args.out, exist_ok=True)
-    manifest_path = os.path.join(args.out, "manifest.json")
-    manifest = {}
-    if os.path.exists(manifest_path):
-        with open(manifest_path) as f:
-            manifest = json.load(f)
+    manifest = load_manifest(args.out)
     failed = False
     for name in names:
         for opset in opsets:
@@ -227,8 +224,7 @@ def main(argv=None):
                 continue
             manifest.setdefault(name, {})[str(opset)] = file
             print(f"{name} opset {opset}: {file}")
-    with open(manifest_path, "w") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
+    save_manifest(args.out, manifest)
     return 1 if failed else 0
 
 

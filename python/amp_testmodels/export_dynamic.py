@@ -58,7 +58,6 @@ Example::
 """
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -66,6 +65,8 @@ import time
 import warnings
 
 import torch
+
+from export_torch import load_manifest, save_manifest
 from torch import nn
 
 # Bumped whenever a model changes, so that a stale cached export is not reused.
@@ -566,11 +567,7 @@ def main(argv=None):
 
     warnings.filterwarnings("ignore")
     os.makedirs(args.out, exist_ok=True)
-    manifest_path = os.path.join(args.out, "manifest.json")
-    manifest = {}
-    if os.path.exists(manifest_path):
-        with open(manifest_path) as f:
-            manifest = json.load(f)
+    manifest = load_manifest(args.out)
     failed = []
     for name in names:
         try:
@@ -580,8 +577,7 @@ def main(argv=None):
             failed.append(name)
             continue
         print(f"{name:16s} opset {args.opset} {manifest[name]['bytes'] / 1024:8.1f} KiB")
-    with open(manifest_path, "w") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
+    save_manifest(args.out, manifest)
     return 1 if failed else 0
 
 

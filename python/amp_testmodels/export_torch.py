@@ -355,6 +355,20 @@ def parse_args(argv):
     return args
 
 
+
+def load_manifest(out):
+    """The manifest.json of an export folder ({} when there is none)."""
+    path = os.path.join(out, "manifest.json")
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return json.load(f)
+
+
+def save_manifest(out, manifest):
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+
 def main(argv=None):
     args = parse_args(argv)
     if args.list:
@@ -363,11 +377,7 @@ def main(argv=None):
 
     warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
     os.makedirs(args.out, exist_ok=True)
-    manifest_path = os.path.join(args.out, "manifest.json")
-    manifest = {}
-    if os.path.exists(manifest_path):
-        with open(manifest_path) as f:
-            manifest = json.load(f)
+    manifest = load_manifest(args.out)
 
     failed = []
     print(
@@ -392,8 +402,7 @@ def main(argv=None):
         )
         sys.stdout.flush()
 
-    with open(manifest_path, "w") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
+    save_manifest(args.out, manifest)
     return 1 if failed else 0
 
 
