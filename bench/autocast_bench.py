@@ -38,7 +38,7 @@ For each model, in one run:
   is fp16 if its first output is float16.
 * **Casts** in each output (all graphs, subgraphs included), and its size.
 
-Models come from ``python/amp_testmodels/export_torch.py`` (run with
+Models come from ``test/models/amp_testmodels/export_torch.py`` (run with
 Debian's ``/usr/bin/python3`` and torch) at opset 17 in ``--model-dir``.
 They are reused when ``manifest.json`` lists them and the files exist, and
 exported otherwise (resnet18 stands in for resnet50 if that export fails).
@@ -82,7 +82,7 @@ except ImportError:
              "    python3 -m pip install onnxconverter-common")
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXPORT_SCRIPT = os.path.join(REPO_ROOT, "python", "amp_testmodels", "export_torch.py")
+EXPORT_SCRIPT = os.path.join(REPO_ROOT, "test", "models", "amp_testmodels", "export_torch.py")
 DEFAULT_AMP_OPT = os.path.join(REPO_ROOT, "build", "bin", "amp-opt")
 DEFAULT_MODELS = ("resnet50", "mobilenet_v2", "efficientnet_b0", "vit_b_16",
                   "bert_encoder", "gpt2_decoder")

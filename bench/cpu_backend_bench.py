@@ -35,7 +35,7 @@ For each model, in one run and on the same machine:
 Inputs are seeded random: floats from a standard normal, integers in
 ``[0, vocab)`` where ``vocab`` is the first dimension of the initializer a
 ``Gather`` on that input indexes (100 when there is none). Models come from
-``python/amp_testmodels/export_torch.py`` (run with Debian's
+``test/models/amp_testmodels/export_torch.py`` (run with Debian's
 ``/usr/bin/python3`` and torch 1.13; random weights, batch 1, static shapes)
 at opset 17 in ``--models-dir``; they are reused when that folder's
 ``manifest.json`` lists them and the file exists, and exported otherwise.
@@ -76,7 +76,7 @@ import onnxruntime as ort
 from onnx import TensorProto
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXPORT_SCRIPT = os.path.join(REPO_ROOT, "python", "amp_testmodels", "export_torch.py")
+EXPORT_SCRIPT = os.path.join(REPO_ROOT, "test", "models", "amp_testmodels", "export_torch.py")
 DEFAULT_AMP_RUN = os.path.join(REPO_ROOT, "build", "bin", "amp-run")
 DEFAULT_MODELS = ("resnet50", "bert_encoder")
 DEFAULT_MODELS_DIR = "/tmp/amp-bench-models"

@@ -9,7 +9,7 @@ same file is timed with ``onnx.load`` + ``onnx.checker.check_model`` and with
 ``onnxruntime.InferenceSession`` creation (CPU provider), in this process.
 
 Without model arguments, resnet50 and vit_b_16 are exported at opset 17 by
-``python/amp_testmodels/export_torch.py`` under Debian's ``/usr/bin/python3``
+``test/models/amp_testmodels/export_torch.py`` under Debian's ``/usr/bin/python3``
 into ``--models-dir`` (reused when already there).
 
 Prints a markdown table, then the goals: amp import < 1 s per 100 MB of
@@ -34,7 +34,7 @@ import onnxruntime
 from onnx import helper
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXPORT_SCRIPT = os.path.join(REPO_ROOT, "python", "amp_testmodels", "export_torch.py")
+EXPORT_SCRIPT = os.path.join(REPO_ROOT, "test", "models", "amp_testmodels", "export_torch.py")
 DEFAULT_AMP_OPT = os.path.join(REPO_ROOT, "build", "bin", "amp-opt")
 DEFAULT_MODELS = ("resnet50", "vit_b_16")
 DEFAULT_MODELS_DIR = "/tmp/amp-models/bench-opset17"

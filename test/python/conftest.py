@@ -2,7 +2,10 @@
 
 - amp-opt is ``$AMP_OPT`` if set, else ``<repo>/build/bin/amp-opt``; the
   ``amp_opt`` fixture wraps it (see ``amp_test_utils.AmpOpt``).
-- ``<repo>/python`` goes on ``sys.path`` so tests can import ``amp_testmodels``.
+- ``<repo>/test/models`` goes on ``sys.path`` so tests can import the
+  ``amp_testmodels`` package (model builders and exporters), and
+  ``<repo>/test/conformance`` so they can import the ONNX backend-test
+  runners (``backend_import``, ``backend_run``, ``backend_export``).
 - The ``slow`` marker tags long tests; they run by default
   (``-m "not slow"`` leaves them out).
 """
@@ -13,7 +16,8 @@ import sys
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(REPO, "python"))
+sys.path.insert(0, os.path.join(REPO, "test", "conformance"))
+sys.path.insert(0, os.path.join(REPO, "test", "models"))
 
 from amp_test_utils import AmpOpt  # noqa: E402  (needs the path above)
 

@@ -1016,7 +1016,7 @@ def test_failed_export_leaves_no_report(amp_opt, tmp_path):
 # Real architectures (torch exports)
 # ----------------------------------------------------------------------------
 
-EXPORT_SCRIPT = os.path.join(REPO, "python", "amp_testmodels", "export_torch.py")
+EXPORT_SCRIPT = os.path.join(REPO, "test", "models", "amp_testmodels", "export_torch.py")
 DEBIAN_PYTHON = "/usr/bin/python3"
 SHARED_EXPORTS = "/tmp/amp-models/opset17"  # reused when its manifest lists a model
 

@@ -1,6 +1,6 @@
 """Round-trip the ONNX backend node tests through amp's ONNX writer.
 
-``python/amp_testmodels/backend_export.py`` imports each node-test model amp
+``test/conformance/backend_export.py`` imports each node-test model amp
 supports, writes it back as ONNX, checks it with ``onnx.checker`` (full
 check) and runs it in onnxruntime against onnxruntime's outputs for the
 original. Measured on 2026-12-02 (onnx 1.23.2 node tests):
@@ -23,7 +23,7 @@ import sys
 
 import pytest
 
-from amp_testmodels import backend_export
+import backend_export
 
 SCRIPT = backend_export.__file__
 

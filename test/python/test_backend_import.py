@@ -1,9 +1,10 @@
-"""Run ``python/amp_testmodels/backend_import.py`` over the ONNX backend node tests.
+"""Run ``test/conformance/backend_import.py`` over the ONNX backend node tests.
 
-It must match ``backend_import_xfail.txt`` exactly: no unexpected failure, no
-listed test that now passes or fails for another reason, and no listed test
-without a model. The counts are floors: a corpus that shrinks (Debian's
-libonnx-testdata missing, an onnx upgrade dropping tests) fails the test.
+It must match ``test/conformance/backend_import_xfail.txt`` exactly: no
+unexpected failure, no listed test that now passes or fails for another
+reason, and no listed test without a model. The counts are floors: a corpus
+that shrinks (Debian's libonnx-testdata missing, an onnx upgrade dropping
+tests) fails the test.
 Also unit-tests its error classification and list comparison, so the report
 itself can be trusted.
 """
@@ -15,10 +16,10 @@ import sys
 
 import pytest
 
-from amp_testmodels import backend_import
+import backend_import
 
 SCRIPT = backend_import.__file__
-XFAIL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "backend_import_xfail.txt")
+XFAIL = backend_import.DEFAULT_XFAIL  # test/conformance/backend_import_xfail.txt
 
 # Measured with onnx 1.23.2 and Debian 12's libonnx-testdata (README.md).
 MIN_ONNX_MODELS = 1884

@@ -1,11 +1,11 @@
 """ONNX conformance of the CPU backend: the backend node tests through amp-run.
 
-``python/amp_testmodels/backend_run.py`` runs every node test amp imports
+``test/conformance/backend_run.py`` runs every node test amp imports
 (the onnx package's and Debian's libonnx-testdata) with ``amp-run
 --compare-to`` in three modes: fp32 (ONNX runner tolerance), and autocast
 fp16 and bf16 (onnxruntime's mixed-precision tolerances). The expected
-failures are ``backend_run_xfail_<mode>.txt``, each with its failure class
-and reason, and for a numeric wrong result (fp32) or a result beyond the
+failures are ``test/conformance/backend_run_xfail_<mode>.txt``, each with
+its failure class and reason, and for a numeric wrong result (fp32) or a result beyond the
 mixed-precision tolerance (fp16/bf16) its measured error and a bound. Any
 other result fails the run: an unlisted failure, a listed one that now fails
 for another reason or beyond its bound, a listed one that passes, and a
@@ -21,7 +21,8 @@ import sys
 
 import pytest
 
-from amp_testmodels import backend_import, backend_run
+import backend_import
+import backend_run
 
 SCRIPT = backend_run.__file__
 SUMMARY = re.compile(r"^\[(\w+)\] (\d+) passed, (\d+) failed, (\d+) skipped"

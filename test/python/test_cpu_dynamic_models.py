@@ -1,7 +1,7 @@
 """amp-run on transformer exports with dynamic batch and sequence axes, the
 way HuggingFace's exporters write them (issue 10).
 
-The models (``python/amp_testmodels/export_dynamic.py``, torch 1.13 under
+The models (``test/models/amp_testmodels/export_dynamic.py``, torch 1.13 under
 Debian's ``/usr/bin/python3``, random weights after ``torch.manual_seed(0)``,
 hidden 32-64, 2 layers, vocabulary 100) are exported at opsets 14 and 17
 with ``input_ids`` and ``attention_mask`` (int64 ``[batch, sequence]``) and
@@ -60,7 +60,7 @@ import pytest
 from amp_test_utils import DEBIAN_PYTHON, has_debian_torch
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXPORT_SCRIPT = os.path.join(REPO, "python", "amp_testmodels", "export_dynamic.py")
+EXPORT_SCRIPT = os.path.join(REPO, "test", "models", "amp_testmodels", "export_dynamic.py")
 SHARED_EXPORTS = "/tmp/amp-models/dynamic-opset{opset}"
 MODELS_VERSION = 1  # export_dynamic.MODELS_VERSION (that module needs torch)
 

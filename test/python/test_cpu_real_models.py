@@ -74,7 +74,7 @@ Models come from ``/tmp/amp-models/opset17`` (and the dynamic-batch ones
 from ``/tmp/amp-models/opset17-dynamic-batch``) when its ``manifest.json``
 lists them at opset 17 with the options this module needs (the cache
 ``export_torch.py`` writes), otherwise they are exported here by
-``python/amp_testmodels/export_torch.py --fp16-range [--dynamic-batch]``
+``test/models/amp_testmodels/export_torch.py --fp16-range [--dynamic-batch]``
 under Debian's ``/usr/bin/python3`` (skipped when python3-torch is missing;
 each export of all 14 takes about 2.5 minutes on two cores).
 onnxruntime is the reference: without it the module fails to import.
@@ -100,7 +100,7 @@ from amp_test_utils import DEBIAN_PYTHON, has_debian_torch
 from onnx import helper
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXPORT_SCRIPT = os.path.join(REPO, "python", "amp_testmodels", "export_torch.py")
+EXPORT_SCRIPT = os.path.join(REPO, "test", "models", "amp_testmodels", "export_torch.py")
 SHARED_EXPORTS = "/tmp/amp-models/opset17"  # reused when its manifest lists a model
 SHARED_DYNAMIC_EXPORTS = "/tmp/amp-models/opset17-dynamic-batch"
 OPSET = 17

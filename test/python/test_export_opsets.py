@@ -81,8 +81,8 @@ from amp_testmodels import opset_matrix
 require_module("onnxruntime")  # missing: a failure, not a skip
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXPORT_TORCH = os.path.join(REPO, "python", "amp_testmodels", "export_torch.py")
-EXPORT_BLOCKS = os.path.join(REPO, "python", "amp_testmodels", "export_blocks.py")
+EXPORT_TORCH = os.path.join(REPO, "test", "models", "amp_testmodels", "export_torch.py")
+EXPORT_BLOCKS = os.path.join(REPO, "test", "models", "amp_testmodels", "export_blocks.py")
 SHARED_EXPORTS = "/tmp/amp-models/opset17"  # reused when its manifest lists a model
 
 NEWEST = 28  # onnx 1.23's newest opset; amp imports 11..28

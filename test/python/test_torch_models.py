@@ -33,7 +33,7 @@ from amp_test_utils import has_debian_torch
 from amp_testmodels import upgrade_opset
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXPORT = os.path.join(REPO, "python", "amp_testmodels", "export_torch.py")
+EXPORT = os.path.join(REPO, "test", "models", "amp_testmodels", "export_torch.py")
 DEBIAN_PYTHON = "/usr/bin/python3"
 MODELS = ("resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small",
           "efficientnet_b0", "regnet_y_400mf", "densenet121", "squeezenet1_0",

@@ -14,7 +14,7 @@ canonicalize, export). Prints ``N passed, N failed, N skipped`` and one line
 per failure; exits non-zero if something fails that is not in the expected-
 failure list given with ``--xfail``.
 
-    python3 python/amp_testmodels/backend_export.py [--amp-opt PATH] [--xfail FILE]
+    python3 test/conformance/backend_export.py [--amp-opt PATH] [--xfail FILE]
 """
 
 import argparse
@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import backend_import  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-IMPORT_XFAIL = os.path.join(REPO, "test", "python", "backend_import_xfail.txt")
+IMPORT_XFAIL = os.path.join(REPO, "test", "conformance", "backend_import_xfail.txt")
 
 
 def _load_pbs(paths):

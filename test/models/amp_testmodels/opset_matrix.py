@@ -5,7 +5,7 @@ Used by ``test/python/test_export_opsets.py``; runs under the interpreter
 that has PyPI ``onnx``, ``numpy`` and ``onnxruntime``. Also a command line
 for trying one model by hand::
 
-    python3 python/amp_testmodels/opset_matrix.py build/bin/amp-opt m.onnx \
+    python3 test/models/amp_testmodels/opset_matrix.py build/bin/amp-opt m.onnx \
         --targets 11,13,17 --precisions fp32,fp16
 
 prints one line per (target, precision): the relative error

@@ -11,7 +11,7 @@ Weights are random but seeded, so every run writes identical files.
 
 Run as a script to write every model at a set of opsets::
 
-    python3 python/amp_testmodels/build_onnx.py /tmp/amp-models/handmade
+    python3 test/models/amp_testmodels/build_onnx.py /tmp/amp-models/handmade
 
 which writes ``OUT/opset<N>/<builder>.onnx`` for opsets 13, 17, 18 and 21,
 plus ``OUT/opset<N>/external_data/`` (one data file) and

@@ -23,7 +23,7 @@ stay O(1) like a trained network's.
 
 Example::
 
-    /usr/bin/python3 python/amp_testmodels/export_torch.py \
+    /usr/bin/python3 test/models/amp_testmodels/export_torch.py \
         --out /tmp/amp-models/opset17 --opset 17 --models resnet18,bert_encoder
 """
 

@@ -14,7 +14,7 @@ with ``onnx.checker.check_model(OUT, full_check=True)``.
 
 Example::
 
-    python3 python/amp_testmodels/upgrade_opset.py \
+    python3 test/models/amp_testmodels/upgrade_opset.py \
         /tmp/amp-models/opset17/resnet18.onnx /tmp/amp-models/opset18/resnet18.onnx --opset 18
 """
 

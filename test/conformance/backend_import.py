@@ -14,7 +14,7 @@ Each model is imported with ``amp-opt MODEL -o /dev/null`` (two workers,
 60 s and 6 GiB of address space each). A failure's reason is a category derived from amp-opt's error
 message ("unsupported operator X", "opset N not supported", ...). The
 results are compared with the expected-failure list (default
-``test/python/backend_import_xfail.txt``, lines ``key  # reason``):
+``test/conformance/backend_import_xfail.txt``, lines ``key  # reason``):
 
 - an *unexpected failure* is a failing test that is not listed, or a listed
   one that now fails for another reason (a crash, a timeout, another error:
@@ -36,8 +36,8 @@ exit status is 1 if there is any unexpected failure or pass or a stale entry.
 
 Example::
 
-    python3 python/amp_testmodels/backend_import.py
-    python3 python/amp_testmodels/backend_import.py --write-xfail
+    python3 test/conformance/backend_import.py
+    python3 test/conformance/backend_import.py --write-xfail
 """
 
 import argparse
@@ -60,7 +60,7 @@ import onnx
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_AMP_OPT = os.environ.get("AMP_OPT", os.path.join(REPO, "build", "bin", "amp-opt"))
-DEFAULT_XFAIL = os.path.join(REPO, "test", "python", "backend_import_xfail.txt")
+DEFAULT_XFAIL = os.path.join(REPO, "test", "conformance", "backend_import_xfail.txt")
 DEBIAN_PACKAGE = "libonnx-testdata"
 CRASH_PREFIX = "crash"
 # Address-space cap inherited by every amp-opt run: a runaway import aborts
@@ -258,7 +258,7 @@ def write_xfail(path, results):
     with open(path, "w", encoding="utf-8") as f:
         f.write(
             "# Expected amp-opt import failures of the ONNX backend node tests.\n"
-            "# Written by python/amp_testmodels/backend_import.py --write-xfail;\n"
+            "# Written by test/conformance/backend_import.py --write-xfail;\n"
             "# one `<source>/<test>  # reason` per line, grouped by reason.\n"
         )
         for reason, keys in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):

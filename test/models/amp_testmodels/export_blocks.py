@@ -27,7 +27,7 @@ Blocks (each a few ops that torch exports differently per opset):
 
 Example::
 
-    /usr/bin/python3 python/amp_testmodels/export_blocks.py \
+    /usr/bin/python3 test/models/amp_testmodels/export_blocks.py \
         --out /tmp/amp-models/blocks --opsets 11,13,17
 """
 

@@ -53,7 +53,7 @@ Configurations are small (hidden 32-64, 2 layers, vocabulary 100).
 
 Example::
 
-    /usr/bin/python3 python/amp_testmodels/export_dynamic.py \
+    /usr/bin/python3 test/models/amp_testmodels/export_dynamic.py \
         --out /tmp/amp-models/dynamic-opset17 --opset 17
 """
 
