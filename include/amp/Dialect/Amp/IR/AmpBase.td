@@ -57,8 +57,12 @@ def Amp_OptIndexTensor : AnyTypeOf<[Amp_IndexTensor, NoneType]>;
 //===----------------------------------------------------------------------===//
 
 /// Base of every amp op. `onnxName` is the ONNX operator type the op models
-/// ("" for amp-only ops such as `amp.none`). `shapeFn` names the C++ function
-/// in `mlir::amp::shape` that infers result types (see AmpShapeInference.h).
+/// ("" for amp-only ops such as `amp.none`). `shapeFn` is the C++ function in
+/// `mlir::amp::shape` that infers result types (see AmpShapeInference.h):
+/// either its name, called as `name(ctx, inferred)`, or a whole call that
+/// passes attributes read through the op's adaptor (`adaptor`), e.g.
+/// `inferConcat(ctx, adaptor.getAxis(), inferred)`. The adaptor sees the
+/// attributes with their defaults filled in and checked against ODS.
 class Amp_Op<string onnxName, string mnemonic, string shapeFn,
              list<Trait> traits = []>
     : Op<Amp_Dialect, mnemonic, !listconcat(traits, [
@@ -95,9 +99,19 @@ class Amp_Op<string onnxName, string mnemonic, string shapeFn,
         ::mlir::ValueRange operands, ::mlir::DictionaryAttr attributes,
         ::mlir::OpaqueProperties, ::mlir::RegionRange regions,
         ::llvm::SmallVectorImpl<::mlir::Type> &inferred) {
+      [[maybe_unused]] Adaptor adaptor(operands,
+          ::mlir::amp::shape::withDefaultAttributes(getOperationName(),
+                                                    context, attributes),
+          {}, regions);
+      if (::mlir::failed(
+              ::mlir::amp::shape::verifyAttributes(adaptor, context, loc)))
+        return ::mlir::failure();
       ::mlir::amp::shape::InferenceContext ctx(context, loc, operands,
-                                              attributes, regions);
-      return ::mlir::amp::shape::}] # shapeFn # [{(ctx, inferred);
+                                              regions);
+      using namespace ::mlir::amp;
+      return ::mlir::amp::shape::}]
+      # !if(!ne(!find(shapeFn, "("), -1), shapeFn,
+            shapeFn # "(ctx, inferred)") # [{;
     }
     bool $cppClass::isCompatibleReturnTypes(::mlir::TypeRange lhs,
                                             ::mlir::TypeRange rhs) {
@@ -148,7 +162,9 @@ class Amp_VariadicOp<string onnxName, string mnemonic>
 
 /// Reduction over `axes` (an optional 1-D i64 input).
 class Amp_ReduceOp<string onnxName, string mnemonic>
-    : Amp_PureOp<onnxName, mnemonic, "inferReduce"> {
+    : Amp_PureOp<onnxName, mnemonic,
+                 "inferReduce(ctx, semantics::ReduceAttrs::get(adaptor), "
+                 "inferred)"> {
   let summary = "ONNX " # onnxName # " (reduction over axes)";
   let arguments = (ins Amp_Tensor:$data, Amp_OptIndexTensor:$axes,
                        DefaultValuedAttr<I64Attr, "1">:$keepdims,

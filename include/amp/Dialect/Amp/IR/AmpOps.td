@@ -26,7 +26,7 @@ def Amp_NoneOp : Op<Amp_Dialect, "none", [Pure]> {
   }];
 }
 
-def Amp_ConstantOp : Amp_PureOp<"Constant", "constant", "inferConstant",
+def Amp_ConstantOp : Amp_PureOp<"Constant", "constant", "inferConstant(ctx, adaptor.getValueAttr(), inferred)",
                                 [ConstantLike]> {
   let summary = "A constant tensor (ONNX Constant and initializers)";
   let description = [{
@@ -274,7 +274,7 @@ def Amp_ReduceSumSquareOp : Amp_ReduceOp<"ReduceSumSquare",
 }
 
 class Amp_ArgReduceOp<string onnxName, string mnemonic>
-    : Amp_PureOp<onnxName, mnemonic, "inferArgReduce"> {
+    : Amp_PureOp<onnxName, mnemonic, "inferArgReduce(ctx, semantics::ArgReduceAttrs::get(adaptor), inferred)"> {
   let summary = "ONNX " # onnxName;
   let arguments = (ins Amp_Tensor:$data,
                        DefaultValuedAttr<I64Attr, "0">:$axis,
@@ -296,7 +296,7 @@ def Amp_MatMulOp : Amp_PureOp<"MatMul", "matmul", "inferMatMul"> {
   let results = (outs Amp_Tensor:$Y);
 }
 
-def Amp_GemmOp : Amp_PureOp<"Gemm", "gemm", "inferGemm"> {
+def Amp_GemmOp : Amp_PureOp<"Gemm", "gemm", "inferGemm(ctx, semantics::GemmAttrs::get(adaptor), inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX Gemm: alpha * op(A) * op(B) + beta * C";
   let arguments = (ins Amp_Tensor:$A, Amp_Tensor:$B, Amp_OptTensor:$C,
@@ -307,7 +307,7 @@ def Amp_GemmOp : Amp_PureOp<"Gemm", "gemm", "inferGemm"> {
   let results = (outs Amp_Tensor:$Y);
 }
 
-def Amp_EinsumOp : Amp_PureOp<"Einsum", "einsum", "inferEinsum"> {
+def Amp_EinsumOp : Amp_PureOp<"Einsum", "einsum", "inferEinsum(ctx, adaptor.getEquation(), inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX Einsum";
   let arguments = (ins Variadic<Amp_Tensor>:$Inputs, StrAttr:$equation);
@@ -318,7 +318,7 @@ def Amp_EinsumOp : Amp_PureOp<"Einsum", "einsum", "inferEinsum"> {
 // Convolution, pooling, normalisation
 //===----------------------------------------------------------------------===//
 
-def Amp_ConvOp : Amp_PureOp<"Conv", "conv", "inferConv"> {
+def Amp_ConvOp : Amp_PureOp<"Conv", "conv", "inferConv(ctx, semantics::WindowAttrs::getConv(adaptor), inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX Conv (N-d, grouped)";
   let arguments = (ins Amp_FloatTensor:$X, Amp_FloatTensor:$W,
@@ -333,7 +333,7 @@ def Amp_ConvOp : Amp_PureOp<"Conv", "conv", "inferConv"> {
 }
 
 def Amp_ConvTransposeOp : Amp_PureOp<"ConvTranspose", "conv_transpose",
-                                     "inferConvTranspose"> {
+                                     "inferConvTranspose(ctx, semantics::WindowAttrs::getConvTranspose(adaptor), inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX ConvTranspose";
   let arguments = (ins Amp_FloatTensor:$X, Amp_FloatTensor:$W,
@@ -349,7 +349,7 @@ def Amp_ConvTransposeOp : Amp_PureOp<"ConvTranspose", "conv_transpose",
   let results = (outs Amp_FloatTensor:$Y);
 }
 
-def Amp_MaxPoolOp : Amp_PureOp<"MaxPool", "max_pool", "inferMaxPool"> {
+def Amp_MaxPoolOp : Amp_PureOp<"MaxPool", "max_pool", "inferMaxPool(ctx, semantics::WindowAttrs::getPool(adaptor), inferred)"> {
   let summary = "ONNX MaxPool (values and flat indices)";
   let arguments = (ins Amp_Tensor:$X,
                        DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
@@ -363,7 +363,7 @@ def Amp_MaxPoolOp : Amp_PureOp<"MaxPool", "max_pool", "inferMaxPool"> {
 }
 
 def Amp_AveragePoolOp : Amp_PureOp<"AveragePool", "average_pool",
-                                   "inferPool"> {
+                                   "inferPool(ctx, semantics::WindowAttrs::getPool(adaptor), inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX AveragePool";
   let arguments = (ins Amp_FloatTensor:$X,
@@ -377,7 +377,7 @@ def Amp_AveragePoolOp : Amp_PureOp<"AveragePool", "average_pool",
   let results = (outs Amp_FloatTensor:$Y);
 }
 
-def Amp_LpPoolOp : Amp_PureOp<"LpPool", "lp_pool", "inferPool"> {
+def Amp_LpPoolOp : Amp_PureOp<"LpPool", "lp_pool", "inferPool(ctx, semantics::WindowAttrs::getPool(adaptor), inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX LpPool";
   let arguments = (ins Amp_FloatTensor:$X,
@@ -408,7 +408,7 @@ def Amp_GlobalLpPoolOp : Amp_GlobalPoolOp<"GlobalLpPool", "global_lp_pool",
 }
 
 def Amp_BatchNormalizationOp : Amp_PureOp<"BatchNormalization",
-    "batch_normalization", "inferBatchNorm"> {
+    "batch_normalization", "inferBatchNorm(ctx, adaptor.getTrainingMode() != 0, inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX BatchNormalization (running stats only in training)";
   let arguments = (ins Amp_FloatTensor:$X, Amp_FloatTensor:$scale,
@@ -432,7 +432,7 @@ def Amp_InstanceNormalizationOp : Amp_PureOp<"InstanceNormalization",
 }
 
 def Amp_LayerNormalizationOp : Amp_PureOp<"LayerNormalization",
-    "layer_normalization", "inferLayerNorm"> {
+    "layer_normalization", "inferLayerNorm(ctx, adaptor.getAxis(), adaptor.getStashType(), inferred)"> {
   let canAccumulateInF32 = 1;
   let fixedTypeResults = [1, 2];
   let summary = "ONNX LayerNormalization (Y, Mean, InvStdDev)";
@@ -461,7 +461,7 @@ def Amp_GroupNormalizationOp : Amp_PureOp<"GroupNormalization",
 // Shape and data movement
 //===----------------------------------------------------------------------===//
 
-def Amp_ShapeOp : Amp_PureOp<"Shape", "shape", "inferShapeOp"> {
+def Amp_ShapeOp : Amp_PureOp<"Shape", "shape", "inferShapeOp(ctx, adaptor.getStart(), adaptor.getEnd(), inferred)"> {
   let anyTypeOperands = [0];
   let summary = "ONNX Shape (dimensions in [start, end))";
   let arguments = (ins Amp_Tensor:$data, OptionalAttr<I64Attr>:$start,
@@ -478,7 +478,7 @@ def Amp_SizeOp : Amp_PureOp<"Size", "size", "inferSize"> {
   let hasFolder = 1;
 }
 
-def Amp_CastOp : Amp_PureOp<"Cast", "cast", "inferCast"> {
+def Amp_CastOp : Amp_PureOp<"Cast", "cast", "inferCast(ctx, adaptor.getTo(), inferred)"> {
   let anyTypeOperands = [0];
   let fixedTypeResults = [0];
   let summary = "ONNX Cast to the element type `to`";
@@ -496,7 +496,7 @@ def Amp_CastLikeOp : Amp_PureOp<"CastLike", "cast_like", "inferCastLike"> {
   let results = (outs Amp_Tensor:$output);
 }
 
-def Amp_ReshapeOp : Amp_PureOp<"Reshape", "reshape", "inferReshape"> {
+def Amp_ReshapeOp : Amp_PureOp<"Reshape", "reshape", "inferReshape(ctx, adaptor.getAllowzero() != 0, inferred)"> {
   let summary = "ONNX Reshape";
   let arguments = (ins Amp_Tensor:$data, Amp_I64Tensor:$shape,
                        DefaultValuedAttr<I64Attr, "0">:$allowzero);
@@ -504,7 +504,7 @@ def Amp_ReshapeOp : Amp_PureOp<"Reshape", "reshape", "inferReshape"> {
   let hasFolder = 1;
 }
 
-def Amp_FlattenOp : Amp_PureOp<"Flatten", "flatten", "inferFlatten"> {
+def Amp_FlattenOp : Amp_PureOp<"Flatten", "flatten", "inferFlatten(ctx, adaptor.getAxis(), inferred)"> {
   let summary = "ONNX Flatten (to 2-d at `axis`)";
   let arguments = (ins Amp_Tensor:$input,
                        DefaultValuedAttr<I64Attr, "1">:$axis);
@@ -526,7 +526,7 @@ def Amp_UnsqueezeOp : Amp_PureOp<"Unsqueeze", "unsqueeze", "inferUnsqueeze"> {
   let hasFolder = 1;
 }
 
-def Amp_TransposeOp : Amp_PureOp<"Transpose", "transpose", "inferTranspose"> {
+def Amp_TransposeOp : Amp_PureOp<"Transpose", "transpose", "inferTranspose(ctx, adaptor.getPerm(), inferred)"> {
   let summary = "ONNX Transpose (default: reverse the dimensions)";
   let arguments = (ins Amp_Tensor:$data,
                        OptionalAttr<DenseI64ArrayAttr>:$perm);
@@ -534,14 +534,14 @@ def Amp_TransposeOp : Amp_PureOp<"Transpose", "transpose", "inferTranspose"> {
   let hasFolder = 1;
 }
 
-def Amp_ConcatOp : Amp_PureOp<"Concat", "concat", "inferConcat"> {
+def Amp_ConcatOp : Amp_PureOp<"Concat", "concat", "inferConcat(ctx, adaptor.getAxis(), inferred)"> {
   let summary = "ONNX Concat";
   let arguments = (ins Variadic<Amp_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs Amp_Tensor:$concat_result);
   let hasFolder = 1;
 }
 
-def Amp_SplitOp : Amp_PureOp<"Split", "split", "inferSplit"> {
+def Amp_SplitOp : Amp_PureOp<"Split", "split", "inferSplit(ctx, adaptor.getAxis(), adaptor.getNumOutputs(), inferred)"> {
   let summary = "ONNX Split (by `split` sizes or into `num_outputs` parts)";
   let arguments = (ins Amp_Tensor:$input,
                        AnyTypeOf<[Amp_I64Tensor, NoneType]>:$split,
@@ -559,7 +559,7 @@ def Amp_SliceOp : Amp_PureOp<"Slice", "slice", "inferSlice"> {
   let hasFolder = 1;
 }
 
-def Amp_GatherOp : Amp_PureOp<"Gather", "gather", "inferGather"> {
+def Amp_GatherOp : Amp_PureOp<"Gather", "gather", "inferGather(ctx, adaptor.getAxis(), inferred)"> {
   let summary = "ONNX Gather";
   let arguments = (ins Amp_Tensor:$data, Amp_IndexTensor:$indices,
                        DefaultValuedAttr<I64Attr, "0">:$axis);
@@ -568,14 +568,14 @@ def Amp_GatherOp : Amp_PureOp<"Gather", "gather", "inferGather"> {
 }
 
 def Amp_GatherElementsOp : Amp_PureOp<"GatherElements", "gather_elements",
-                                      "inferGatherElements"> {
+                                      "inferGatherElements(ctx, adaptor.getAxis(), inferred)"> {
   let summary = "ONNX GatherElements";
   let arguments = (ins Amp_Tensor:$data, Amp_IndexTensor:$indices,
                        DefaultValuedAttr<I64Attr, "0">:$axis);
   let results = (outs Amp_Tensor:$output);
 }
 
-def Amp_GatherNDOp : Amp_PureOp<"GatherND", "gather_nd", "inferGatherND"> {
+def Amp_GatherNDOp : Amp_PureOp<"GatherND", "gather_nd", "inferGatherND(ctx, adaptor.getBatchDims(), inferred)"> {
   let summary = "ONNX GatherND";
   let arguments = (ins Amp_Tensor:$data, Amp_I64Tensor:$indices,
                        DefaultValuedAttr<I64Attr, "0">:$batch_dims);
@@ -623,7 +623,7 @@ def Amp_PadOp : Amp_PureOp<"Pad", "pad", "inferPad"> {
 }
 
 def Amp_DepthToSpaceOp : Amp_PureOp<"DepthToSpace", "depth_to_space",
-                                    "inferDepthToSpace"> {
+                                    "inferDepthToSpace(ctx, adaptor.getBlocksize(), inferred)"> {
   let summary = "ONNX DepthToSpace";
   let arguments = (ins Amp_Tensor:$input, I64Attr:$blocksize,
                        DefaultValuedStrAttr<StrAttr, "DCR">:$mode);
@@ -631,13 +631,13 @@ def Amp_DepthToSpaceOp : Amp_PureOp<"DepthToSpace", "depth_to_space",
 }
 
 def Amp_SpaceToDepthOp : Amp_PureOp<"SpaceToDepth", "space_to_depth",
-                                    "inferSpaceToDepth"> {
+                                    "inferSpaceToDepth(ctx, adaptor.getBlocksize(), inferred)"> {
   let summary = "ONNX SpaceToDepth";
   let arguments = (ins Amp_Tensor:$input, I64Attr:$blocksize);
   let results = (outs Amp_Tensor:$output);
 }
 
-def Amp_ResizeOp : Amp_PureOp<"Resize", "resize", "inferResize"> {
+def Amp_ResizeOp : Amp_PureOp<"Resize", "resize", "inferResize(ctx, adaptor, inferred)"> {
   let fixedTypeOperands = [1, 2];
   let summary = "ONNX Resize";
   let arguments = (ins Amp_Tensor:$X, Amp_OptTensor:$roi,
@@ -659,7 +659,7 @@ def Amp_ResizeOp : Amp_PureOp<"Resize", "resize", "inferResize"> {
 }
 
 def Amp_ConstantOfShapeOp : Amp_PureOp<"ConstantOfShape", "constant_of_shape",
-                                       "inferConstantOfShape"> {
+                                       "inferConstantOfShape(ctx, adaptor.getValueAttr(), inferred)"> {
   let fixedTypeResults = [0];
   let summary = "ONNX ConstantOfShape";
   let arguments = (ins Amp_I64Tensor:$input, OptionalAttr<ElementsAttr>:$value);
@@ -677,7 +677,7 @@ def Amp_RangeOp : Amp_PureOp<"Range", "range", "inferRange"> {
   let hasFolder = 1;
 }
 
-def Amp_EyeLikeOp : Amp_PureOp<"EyeLike", "eye_like", "inferEyeLike"> {
+def Amp_EyeLikeOp : Amp_PureOp<"EyeLike", "eye_like", "inferEyeLike(ctx, adaptor.getDtype(), inferred)"> {
   let fixedTypeOperands = [0];
   let fixedTypeResults = [0];
   let summary = "ONNX EyeLike";
@@ -686,7 +686,7 @@ def Amp_EyeLikeOp : Amp_PureOp<"EyeLike", "eye_like", "inferEyeLike"> {
   let results = (outs Amp_Tensor:$output);
 }
 
-def Amp_OneHotOp : Amp_PureOp<"OneHot", "one_hot", "inferOneHot"> {
+def Amp_OneHotOp : Amp_PureOp<"OneHot", "one_hot", "inferOneHot(ctx, adaptor.getAxis(), inferred)"> {
   let fixedTypeOperands = [0, 1];
   let summary = "ONNX OneHot";
   let arguments = (ins Amp_Tensor:$indices, Amp_Tensor:$depth,
@@ -695,7 +695,7 @@ def Amp_OneHotOp : Amp_PureOp<"OneHot", "one_hot", "inferOneHot"> {
   let results = (outs Amp_Tensor:$output);
 }
 
-def Amp_TopKOp : Amp_PureOp<"TopK", "top_k", "inferTopK"> {
+def Amp_TopKOp : Amp_PureOp<"TopK", "top_k", "inferTopK(ctx, adaptor.getAxis(), inferred)"> {
   let summary = "ONNX TopK (values and i64 indices)";
   let arguments = (ins Amp_Tensor:$X, Amp_I64Tensor:$K,
                        DefaultValuedAttr<I64Attr, "-1">:$axis,
@@ -711,7 +711,7 @@ def Amp_NonZeroOp : Amp_PureOp<"NonZero", "non_zero", "inferNonZero"> {
   let results = (outs Amp_I64Tensor:$Y);
 }
 
-def Amp_CompressOp : Amp_PureOp<"Compress", "compress", "inferCompress"> {
+def Amp_CompressOp : Amp_PureOp<"Compress", "compress", "inferCompress(ctx, adaptor.getAxis(), inferred)"> {
   let summary = "ONNX Compress (data-dependent result size)";
   let arguments = (ins Amp_Tensor:$input, Amp_BoolTensor:$condition,
                        OptionalAttr<I64Attr>:$axis);
@@ -754,7 +754,7 @@ def Amp_DetOp : Amp_PureOp<"Det", "det", "inferDet"> {
 }
 
 def Amp_NegativeLogLikelihoodLossOp : Amp_PureOp<"NegativeLogLikelihoodLoss",
-    "negative_log_likelihood_loss", "inferLoss"> {
+    "negative_log_likelihood_loss", "inferLoss(ctx, adaptor.getReduction(), inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX NegativeLogLikelihoodLoss";
   let arguments = (ins Amp_FloatTensor:$input, Amp_IndexTensor:$target,
@@ -765,7 +765,7 @@ def Amp_NegativeLogLikelihoodLossOp : Amp_PureOp<"NegativeLogLikelihoodLoss",
 }
 
 def Amp_SoftmaxCrossEntropyLossOp : Amp_PureOp<"SoftmaxCrossEntropyLoss",
-    "softmax_cross_entropy_loss", "inferSoftmaxCrossEntropyLoss"> {
+    "softmax_cross_entropy_loss", "inferSoftmaxCrossEntropyLoss(ctx, adaptor.getReduction(), inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX SoftmaxCrossEntropyLoss (loss and log-probabilities)";
   let arguments = (ins Amp_FloatTensor:$scores, Amp_IndexTensor:$labels,
@@ -775,7 +775,7 @@ def Amp_SoftmaxCrossEntropyLossOp : Amp_PureOp<"SoftmaxCrossEntropyLoss",
   let results = (outs Amp_FloatTensor:$output, Amp_FloatTensor:$log_prob);
 }
 
-def Amp_AttentionOp : Amp_PureOp<"Attention", "attention", "inferAttention"> {
+def Amp_AttentionOp : Amp_PureOp<"Attention", "attention", "inferAttention(ctx, adaptor.getQNumHeads(), adaptor.getKvNumHeads(), inferred)"> {
   let fixedTypeOperands = [3];
   let canAccumulateInF32 = 1;
   let summary = "ONNX Attention (scaled dot-product, grouped heads, KV cache)";
@@ -802,7 +802,7 @@ def Amp_AttentionOp : Amp_PureOp<"Attention", "attention", "inferAttention"> {
 //===----------------------------------------------------------------------===//
 
 def Amp_QuantizeLinearOp : Amp_PureOp<"QuantizeLinear", "quantize_linear",
-                                      "inferQuantizeLinear"> {
+                                      "inferQuantizeLinear(ctx, adaptor.getOutputDtype(), inferred)"> {
   let fixedTypeOperands = [0, 1];
   let fixedTypeResults = [0];
   let summary = "ONNX QuantizeLinear";
@@ -816,7 +816,7 @@ def Amp_QuantizeLinearOp : Amp_PureOp<"QuantizeLinear", "quantize_linear",
 }
 
 def Amp_DequantizeLinearOp : Amp_PureOp<"DequantizeLinear",
-    "dequantize_linear", "inferDequantizeLinear"> {
+    "dequantize_linear", "inferDequantizeLinear(ctx, adaptor.getOutputDtype(), inferred)"> {
   let fixedTypeOperands = [1];
   let fixedTypeResults = [0];
   let summary = "ONNX DequantizeLinear";
@@ -863,16 +863,16 @@ class Amp_RecurrentOp<string onnxName, string mnemonic, string shapeFn,
   let results = outputs;
 }
 
-def Amp_RNNOp : Amp_RecurrentOp<"RNN", "rnn", "inferRecurrent", (ins), (ins),
+def Amp_RNNOp : Amp_RecurrentOp<"RNN", "rnn", "inferRecurrent(ctx, adaptor.getDirection(), adaptor.getHiddenSize(), adaptor.getLayout(), inferred)", (ins), (ins),
     (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h)> {
   let canAccumulateInF32 = 1;
 }
-def Amp_GRUOp : Amp_RecurrentOp<"GRU", "gru", "inferRecurrent", (ins),
+def Amp_GRUOp : Amp_RecurrentOp<"GRU", "gru", "inferRecurrent(ctx, adaptor.getDirection(), adaptor.getHiddenSize(), adaptor.getLayout(), inferred)", (ins),
     (ins DefaultValuedAttr<I64Attr, "0">:$linear_before_reset),
     (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h)> {
   let canAccumulateInF32 = 1;
 }
-def Amp_LSTMOp : Amp_RecurrentOp<"LSTM", "lstm", "inferLSTM",
+def Amp_LSTMOp : Amp_RecurrentOp<"LSTM", "lstm", "inferLSTM(ctx, adaptor.getDirection(), adaptor.getHiddenSize(), adaptor.getLayout(), inferred)",
     (ins Amp_OptTensor:$initial_c, Amp_OptTensor:$P),
     (ins DefaultValuedAttr<I64Attr, "0">:$input_forget),
     (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h, Amp_FloatTensor:$Y_c)> {
@@ -884,7 +884,7 @@ def Amp_LSTMOp : Amp_RecurrentOp<"LSTM", "lstm", "inferLSTM",
 //===----------------------------------------------------------------------===//
 
 class Amp_RandomLikeOp<string onnxName, string mnemonic, dag attrs>
-    : Amp_Op<onnxName, mnemonic, "inferRandomLike"> {
+    : Amp_Op<onnxName, mnemonic, "inferRandomLike(ctx, adaptor.getDtype(), inferred)"> {
   let summary = "ONNX " # onnxName;
   // The input only gives the shape (and the type when dtype is absent).
   let fixedTypeOperands = [0];
@@ -903,7 +903,7 @@ def Amp_RandomNormalLikeOp : Amp_RandomLikeOp<"RandomNormalLike",
          DefaultValuedAttr<F32Attr, "1.0">:$scale)>;
 def Amp_BernoulliOp : Amp_RandomLikeOp<"Bernoulli", "bernoulli", (ins)>;
 
-def Amp_MaxUnpoolOp : Amp_PureOp<"MaxUnpool", "max_unpool", "inferMaxUnpool"> {
+def Amp_MaxUnpoolOp : Amp_PureOp<"MaxUnpool", "max_unpool", "inferMaxUnpool(ctx, adaptor, inferred)"> {
   let summary = "ONNX MaxUnpool";
   let arguments = (ins Amp_FloatTensor:$X, Amp_I64Tensor:$I,
                        AnyTypeOf<[Amp_I64Tensor, NoneType]>:$output_shape,
@@ -952,7 +952,7 @@ def Amp_LoopOp : Amp_Op<"Loop", "loop", "inferFromRegions",
   let hasVerifier = 1;
 }
 
-def Amp_ScanOp : Amp_Op<"Scan", "scan", "inferFromRegions",
+def Amp_ScanOp : Amp_Op<"Scan", "scan", "inferScan(ctx, adaptor.getNumScanInputs(), adaptor.getScanOutputAxes(), inferred)",
     [RecursiveMemoryEffects]> {
   let summary = "ONNX Scan";
   let arguments = (ins Variadic<Amp_Tensor>:$initial_state_and_scan_inputs,

@@ -1,19 +1,31 @@
 //===- AmpShapeInference.h - result-type inference for amp ops --*- C++ -*-===//
 //
 // Every amp op implements InferTypeOpInterface by calling one function of
-// this header (named by `shapeFn` in AmpBase.td). The functions validate the
-// operands and attributes, report problems at the op's location, and compute
-// result types; dimensions they cannot know are dynamic. Operands produced by
-// constants (shape tensors, axes, pads, ...) are read so that static shapes
-// stay static.
+// this header (named by `shapeFn` in AmpBase.td; the functions live in
+// lib/Dialect/Amp/IR/ShapeInference/, one file per op family). The functions
+// validate the operands and attributes, report problems at the op's
+// location, and compute result types; dimensions they cannot know are
+// dynamic. Operands produced by constants (shape tensors, axes, pads, ...)
+// are read so that static shapes stay static.
+//
+// Attributes are read only through the op's ODS adaptor (functions of a
+// single op take it) or through the attribute structs of the op-semantics
+// helpers (amp/Dialect/Amp/Semantics, for families of ops that share
+// attributes); the generated inferReturnTypes fills in attribute defaults
+// and checks the attribute constraints before calling them.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef AMP_DIALECT_AMP_IR_AMPSHAPEINFERENCE_H
 #define AMP_DIALECT_AMP_IR_AMPSHAPEINFERENCE_H
 
+#include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "amp/Dialect/Amp/Semantics/LinearAlgebra.h"
+#include "amp/Dialect/Amp/Semantics/Reduction.h"
+#include "amp/Dialect/Amp/Semantics/Window.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Region.h"
 #include "mlir/IR/Value.h"
@@ -36,10 +48,8 @@ namespace shape {
 class InferenceContext {
 public:
   InferenceContext(MLIRContext *context, std::optional<Location> loc,
-                   ValueRange operands, DictionaryAttr attributes,
-                   RegionRange regions)
-      : context(context), loc(loc), operands(operands), attributes(attributes),
-        regions(regions) {}
+                   ValueRange operands, RegionRange regions)
+      : context(context), loc(loc), operands(operands), regions(regions) {}
 
   MLIRContext *getContext() const { return context; }
   ValueRange getOperands() const { return operands; }
@@ -53,15 +63,6 @@ public:
   /// Integer elements of operand `i` when it is a constant.
   std::optional<llvm::SmallVector<int64_t>> getConstantInts(unsigned i) const;
 
-  /// Attribute accessors. Defaults mirror the ODS defaults of the op.
-  int64_t getInt(StringRef name, int64_t defaultValue) const;
-  std::optional<int64_t> getOptionalInt(StringRef name) const;
-  std::optional<llvm::SmallVector<int64_t>> getInts(StringRef name) const;
-  StringRef getString(StringRef name, StringRef defaultValue) const;
-  /// The type held by a TypeAttr attribute (`to`, `dtype`, ...).
-  Type getTypeAttr(StringRef name, Type defaultType) const;
-  Attribute getAttr(StringRef name) const;
-
   /// Reports an error at the op (if a location was given); returns failure.
   LogicalResult emitError(const llvm::Twine &message) const;
 
@@ -69,12 +70,20 @@ public:
   FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank,
                                    StringRef what = "axis") const;
 
+  /// Reports the errors of the op-semantics helpers at the op.
+  semantics::ErrorFn getErrorFn() const { return reporter; }
+
 private:
   MLIRContext *context;
   std::optional<Location> loc;
   ValueRange operands;
-  DictionaryAttr attributes;
   RegionRange regions;
+  struct Reporter {
+    const InferenceContext *ctx;
+    void operator()(const llvm::Twine &message) const {
+      (void)ctx->emitError(message);
+    }
+  } reporter{this};
 };
 
 using Types = llvm::SmallVectorImpl<Type>;
@@ -83,8 +92,31 @@ using Types = llvm::SmallVectorImpl<Type>;
 /// to dynamic dimensions.
 bool areCompatibleTypes(TypeRange lhs, TypeRange rhs);
 
-// Shape functions, one per family of ops (see AmpOps.td).
-LogicalResult inferConstant(InferenceContext &ctx, Types &results);
+/// `attrs` with the ODS default of every default-valued attribute of
+/// `opName` that it lacks (what Operation::create adds).
+DictionaryAttr withDefaultAttributes(StringRef opName, MLIRContext *context,
+                                     DictionaryAttr attrs);
+
+/// Checks the attributes of an op's adaptor against the op's ODS
+/// constraints (present when required, of the declared kind), so that the
+/// adaptor's typed accessors are safe; reports at `loc` when given.
+template <typename AdaptorT>
+LogicalResult verifyAttributes(AdaptorT &adaptor, MLIRContext *context,
+                               std::optional<Location> loc) {
+  if (loc)
+    return adaptor.verify(*loc);
+  ScopedDiagnosticHandler silence(context,
+                                  [](Diagnostic &) { return success(); });
+  return adaptor.verify(UnknownLoc::get(context));
+}
+
+// Shape functions, one per family of ops (see AmpOps.td for which op calls
+// which, and with which attributes). Files in
+// lib/Dialect/Amp/IR/ShapeInference/ as named in the comments.
+
+// Elementwise.cpp
+LogicalResult inferConstant(InferenceContext &ctx, ElementsAttr value,
+                            Types &results);
 LogicalResult inferSameAsFirst(InferenceContext &ctx, Types &results);
 LogicalResult inferBoolLikeFirst(InferenceContext &ctx, Types &results);
 LogicalResult inferDropout(InferenceContext &ctx, Types &results);
@@ -92,61 +124,121 @@ LogicalResult inferBroadcast(InferenceContext &ctx, Types &results);
 LogicalResult inferBroadcastMixed(InferenceContext &ctx, Types &results);
 LogicalResult inferBroadcastBool(InferenceContext &ctx, Types &results);
 LogicalResult inferWhere(InferenceContext &ctx, Types &results);
-LogicalResult inferReduce(InferenceContext &ctx, Types &results);
-LogicalResult inferArgReduce(InferenceContext &ctx, Types &results);
-LogicalResult inferMatMul(InferenceContext &ctx, Types &results);
-LogicalResult inferGemm(InferenceContext &ctx, Types &results);
-LogicalResult inferEinsum(InferenceContext &ctx, Types &results);
-LogicalResult inferConv(InferenceContext &ctx, Types &results);
-LogicalResult inferConvTranspose(InferenceContext &ctx, Types &results);
-LogicalResult inferPool(InferenceContext &ctx, Types &results);
-LogicalResult inferMaxPool(InferenceContext &ctx, Types &results);
-LogicalResult inferGlobalPool(InferenceContext &ctx, Types &results);
-LogicalResult inferBatchNorm(InferenceContext &ctx, Types &results);
-LogicalResult inferLayerNorm(InferenceContext &ctx, Types &results);
-LogicalResult inferShapeOp(InferenceContext &ctx, Types &results);
-LogicalResult inferSize(InferenceContext &ctx, Types &results);
-LogicalResult inferCast(InferenceContext &ctx, Types &results);
+LogicalResult inferCast(InferenceContext &ctx, Type to, Types &results);
 LogicalResult inferCastLike(InferenceContext &ctx, Types &results);
-LogicalResult inferReshape(InferenceContext &ctx, Types &results);
-LogicalResult inferFlatten(InferenceContext &ctx, Types &results);
+LogicalResult inferRandomLike(InferenceContext &ctx, std::optional<Type> dtype,
+                              Types &results);
+// Reduction.cpp
+LogicalResult inferReduce(InferenceContext &ctx,
+                          const semantics::ReduceAttrs &attrs, Types &results);
+LogicalResult inferArgReduce(InferenceContext &ctx,
+                             const semantics::ArgReduceAttrs &attrs,
+                             Types &results);
+// LinearAlgebra.cpp
+LogicalResult inferMatMul(InferenceContext &ctx, Types &results);
+LogicalResult inferGemm(InferenceContext &ctx,
+                        const semantics::GemmAttrs &attrs, Types &results);
+LogicalResult inferEinsum(InferenceContext &ctx, StringRef equation,
+                          Types &results);
+LogicalResult inferDet(InferenceContext &ctx, Types &results);
+// Conv.cpp
+LogicalResult inferConv(InferenceContext &ctx,
+                        const semantics::WindowAttrs &attrs, Types &results);
+LogicalResult inferConvTranspose(InferenceContext &ctx,
+                                 const semantics::WindowAttrs &attrs,
+                                 Types &results);
+// Pooling.cpp
+LogicalResult inferPool(InferenceContext &ctx,
+                        const semantics::WindowAttrs &attrs, Types &results);
+LogicalResult inferMaxPool(InferenceContext &ctx,
+                           const semantics::WindowAttrs &attrs,
+                           Types &results);
+LogicalResult inferGlobalPool(InferenceContext &ctx, Types &results);
+LogicalResult inferMaxUnpool(InferenceContext &ctx, MaxUnpoolOpAdaptor adaptor,
+                             Types &results);
+// Normalization.cpp
+LogicalResult inferBatchNorm(InferenceContext &ctx, bool trainingMode,
+                             Types &results);
+LogicalResult inferLayerNorm(InferenceContext &ctx, int64_t axis,
+                             int64_t stashType, Types &results);
+// Shape.cpp
+LogicalResult inferShapeOp(InferenceContext &ctx, std::optional<int64_t> start,
+                           std::optional<int64_t> end, Types &results);
+LogicalResult inferSize(InferenceContext &ctx, Types &results);
+LogicalResult inferReshape(InferenceContext &ctx, bool allowZero,
+                           Types &results);
+LogicalResult inferFlatten(InferenceContext &ctx, int64_t axis,
+                           Types &results);
 LogicalResult inferSqueeze(InferenceContext &ctx, Types &results);
 LogicalResult inferUnsqueeze(InferenceContext &ctx, Types &results);
-LogicalResult inferTranspose(InferenceContext &ctx, Types &results);
-LogicalResult inferConcat(InferenceContext &ctx, Types &results);
-LogicalResult inferSplit(InferenceContext &ctx, Types &results);
+LogicalResult inferTranspose(InferenceContext &ctx,
+                             std::optional<ArrayRef<int64_t>> perm,
+                             Types &results);
+LogicalResult inferConcat(InferenceContext &ctx, int64_t axis, Types &results);
+LogicalResult inferSplit(InferenceContext &ctx, int64_t axis,
+                         int64_t numOutputs, Types &results);
 LogicalResult inferSlice(InferenceContext &ctx, Types &results);
-LogicalResult inferGather(InferenceContext &ctx, Types &results);
-LogicalResult inferGatherElements(InferenceContext &ctx, Types &results);
-LogicalResult inferGatherND(InferenceContext &ctx, Types &results);
 LogicalResult inferExpand(InferenceContext &ctx, Types &results);
 LogicalResult inferTile(InferenceContext &ctx, Types &results);
 LogicalResult inferPad(InferenceContext &ctx, Types &results);
-LogicalResult inferDepthToSpace(InferenceContext &ctx, Types &results);
-LogicalResult inferSpaceToDepth(InferenceContext &ctx, Types &results);
-LogicalResult inferResize(InferenceContext &ctx, Types &results);
-LogicalResult inferConstantOfShape(InferenceContext &ctx, Types &results);
-LogicalResult inferRange(InferenceContext &ctx, Types &results);
-LogicalResult inferEyeLike(InferenceContext &ctx, Types &results);
-LogicalResult inferOneHot(InferenceContext &ctx, Types &results);
-LogicalResult inferTopK(InferenceContext &ctx, Types &results);
+LogicalResult inferDepthToSpace(InferenceContext &ctx, int64_t blocksize,
+                                Types &results);
+LogicalResult inferSpaceToDepth(InferenceContext &ctx, int64_t blocksize,
+                                Types &results);
+// Gather.cpp
+LogicalResult inferGather(InferenceContext &ctx, int64_t axis, Types &results);
+LogicalResult inferGatherElements(InferenceContext &ctx, int64_t axis,
+                                  Types &results);
+LogicalResult inferGatherND(InferenceContext &ctx, int64_t batchDims,
+                            Types &results);
+LogicalResult inferCompress(InferenceContext &ctx, std::optional<int64_t> axis,
+                            Types &results);
 LogicalResult inferNonZero(InferenceContext &ctx, Types &results);
-LogicalResult inferCompress(InferenceContext &ctx, Types &results);
+// TopK.cpp
+LogicalResult inferTopK(InferenceContext &ctx, int64_t axis, Types &results);
+// Generators.cpp
+LogicalResult inferConstantOfShape(InferenceContext &ctx, ElementsAttr value,
+                                   Types &results);
+LogicalResult inferRange(InferenceContext &ctx, Types &results);
+LogicalResult inferEyeLike(InferenceContext &ctx, std::optional<Type> dtype,
+                           Types &results);
+LogicalResult inferOneHot(InferenceContext &ctx, int64_t axis, Types &results);
+// Resize.cpp
+LogicalResult inferResize(InferenceContext &ctx, ResizeOpAdaptor adaptor,
+                          Types &results);
 LogicalResult inferGridSample(InferenceContext &ctx, Types &results);
+// ControlFlow.cpp
 LogicalResult inferFromRegions(InferenceContext &ctx, Types &results);
-LogicalResult inferDet(InferenceContext &ctx, Types &results);
-LogicalResult inferLoss(InferenceContext &ctx, Types &results);
+LogicalResult inferScan(InferenceContext &ctx, int64_t numScanInputs,
+                        std::optional<ArrayRef<int64_t>> scanOutputAxes,
+                        Types &results);
+// Loss.cpp
+LogicalResult inferLoss(InferenceContext &ctx, StringRef reduction,
+                        Types &results);
 LogicalResult inferSoftmaxCrossEntropyLoss(InferenceContext &ctx,
+                                           StringRef reduction,
                                            Types &results);
-LogicalResult inferAttention(InferenceContext &ctx, Types &results);
-LogicalResult inferQuantizeLinear(InferenceContext &ctx, Types &results);
-LogicalResult inferDequantizeLinear(InferenceContext &ctx, Types &results);
+// Attention.cpp
+LogicalResult inferAttention(InferenceContext &ctx,
+                             std::optional<int64_t> qNumHeads,
+                             std::optional<int64_t> kvNumHeads,
+                             Types &results);
+// Quantization.cpp
+LogicalResult inferQuantizeLinear(InferenceContext &ctx,
+                                  std::optional<Type> outputDtype,
+                                  Types &results);
+LogicalResult inferDequantizeLinear(InferenceContext &ctx,
+                                    std::optional<Type> outputDtype,
+                                    Types &results);
 LogicalResult inferDynamicQuantizeLinear(InferenceContext &ctx,
                                          Types &results);
-LogicalResult inferRecurrent(InferenceContext &ctx, Types &results);
-LogicalResult inferLSTM(InferenceContext &ctx, Types &results);
-LogicalResult inferRandomLike(InferenceContext &ctx, Types &results);
-LogicalResult inferMaxUnpool(InferenceContext &ctx, Types &results);
+// Recurrent.cpp
+LogicalResult inferRecurrent(InferenceContext &ctx, StringRef direction,
+                             std::optional<int64_t> hiddenSize, int64_t layout,
+                             Types &results);
+LogicalResult inferLSTM(InferenceContext &ctx, StringRef direction,
+                        std::optional<int64_t> hiddenSize, int64_t layout,
+                        Types &results);
 
 } // namespace shape
 } // namespace mlir::amp
