@@ -14,7 +14,7 @@
 
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "amp/Transforms/AutocastPolicy.h"
-#include "amp/Transforms/FloatConversion.h"
+#include "amp/Runtime/FloatConversion.h"
 #include "amp/Transforms/Passes.h"
 
 #include "OpCost.h"
@@ -42,6 +42,9 @@ namespace mlir::amp {
 } // namespace mlir::amp
 
 using namespace mlir;
+using amp_runtime::ConversionStats;
+using amp_runtime::convertFloats;
+using amp_runtime::LowFloatKind;
 using namespace mlir::amp;
 
 /// The reason recorded for ops autocast leaves alone.
@@ -289,7 +292,8 @@ ConstantConversion &AutocastPass::convertConstant(ConstantOp constant) {
     slot->bits.resize(input.size());
     output = slot->bits;
   }
-  slot->stats = convertFloats(input, output, lowKind, clampConstants);
+  slot->stats = convertFloats(input.data(), output.data(), input.size(),
+                              lowKind, clampConstants);
   return *slot;
 }
 

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "amp/Transforms/FloatConversion.h"
+#include "amp/Runtime/FloatConversion.h"
 
 #include "llvm/ADT/APFloat.h"
 
@@ -19,7 +19,7 @@
 #include <random>
 #include <vector>
 
-using namespace mlir::amp;
+using namespace amp_runtime;
 
 namespace {
 
@@ -117,8 +117,10 @@ TEST(FloatConversion, BulkEqualsScalar) {
   for (int i = 0; i < 1000000; ++i)
     input.push_back(floatFromBits(rng()));
   std::vector<uint16_t> half(input.size()), bf16(input.size());
-  convertFloats(input, half, LowFloatKind::F16, false);
-  convertFloats(input, bf16, LowFloatKind::BF16, false);
+  convertFloats(input.data(), half.data(), input.size(), LowFloatKind::F16,
+                false);
+  convertFloats(input.data(), bf16.data(), input.size(), LowFloatKind::BF16,
+                false);
   for (size_t i = 0; i < input.size(); ++i) {
     if (std::isnan(input[i])) {
       ASSERT_TRUE(isNaNHalf(half[i]));
@@ -157,18 +159,20 @@ TEST(FloatConversion, StatisticsAndClamping) {
   std::vector<float> input = {1.0f, 7e4f, -1e6f, 1e-9f, 0.0f, 3e-8f};
   std::vector<uint16_t> output(input.size());
   ConversionStats stats =
-      convertFloats(input, output, LowFloatKind::F16, /*clampToFinite=*/false);
+      convertFloats(input.data(), output.data(), input.size(),
+                    LowFloatKind::F16, /*clampToFinite=*/false);
   EXPECT_EQ(stats.overflowed, 2);
   EXPECT_EQ(stats.flushedToZero, 1); // 1e-9; 3e-8 becomes a subnormal
   EXPECT_EQ(stats.nonZero, 5);
   EXPECT_EQ(stats.maxAbs, 1e6f);
   EXPECT_EQ(output[1], 0x7c00);
-  stats =
-      convertFloats(input, output, LowFloatKind::F16, /*clampToFinite=*/true);
+  stats = convertFloats(input.data(), output.data(), input.size(),
+                        LowFloatKind::F16, /*clampToFinite=*/true);
   EXPECT_EQ(stats.overflowed, 2);
   EXPECT_EQ(output[1], 0x7bff);
   EXPECT_EQ(output[2], 0xfbff);
-  stats = convertFloats(input, output, LowFloatKind::BF16, false);
+  stats = convertFloats(input.data(), output.data(), input.size(),
+                        LowFloatKind::BF16, false);
   EXPECT_EQ(stats.overflowed, 0);
   EXPECT_EQ(stats.flushedToZero, 0);
 }

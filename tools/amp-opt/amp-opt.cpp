@@ -11,11 +11,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "amp/InitAllDialects.h"
+#include "amp/Conversion/Passes.h"
+#include "amp/Pipelines/AutocastCLOptions.h"
+#include "amp/Pipelines/Pipelines.h"
 #include "amp/Target/ONNX/ONNXExporter.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
 #include "amp/Transforms/AutocastPolicy.h"
-#include "amp/Conversion/Passes.h"
 #include "amp/Transforms/Passes.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -72,90 +73,6 @@ static llvm::cl::opt<bool> printDefaultPolicy(
     llvm::cl::desc("Print the built-in autocast policy as a policy file "
                    "(YAML) and exit"),
     llvm::cl::cat(ampCategory));
-
-// Options of the default pipeline's amp-autocast (see `amp-autocast` in
-// docs/AmpPasses.md for their meaning).
-static llvm::cl::OptionCategory
-    autocastCategory("amp autocast options (with .onnx input)");
-static llvm::cl::opt<std::string>
-    ampType("amp-type", llvm::cl::desc("Low-precision type: f16 or bf16"),
-            llvm::cl::init("f16"), llvm::cl::cat(autocastCategory));
-static llvm::cl::opt<unsigned> ampOptLevel(
-    "amp-opt-level",
-    llvm::cl::desc("0: no change, 1: policy lists (default), 2: all low "
-                   "precision except what needs fp32 accumulation and cannot "
-                   "get it, 3: pure low precision"),
-    llvm::cl::init(1), llvm::cl::cat(autocastCategory));
-static llvm::cl::opt<std::string>
-    ampPolicy("amp-policy", llvm::cl::desc("Policy file (YAML or JSON)"),
-              llvm::cl::value_desc("file"), llvm::cl::cat(autocastCategory));
-static llvm::cl::list<std::string>
-    ampAllow("amp-allow",
-             llvm::cl::desc("Add ONNX op types to the allow class"),
-             llvm::cl::CommaSeparated, llvm::cl::cat(autocastCategory));
-static llvm::cl::list<std::string>
-    ampDeny("amp-deny", llvm::cl::desc("Add ONNX op types to the deny class"),
-            llvm::cl::CommaSeparated, llvm::cl::cat(autocastCategory));
-static llvm::cl::list<std::string>
-    ampInfer("amp-infer",
-             llvm::cl::desc("Add ONNX op types to the infer class"),
-             llvm::cl::CommaSeparated, llvm::cl::cat(autocastCategory));
-static llvm::cl::list<std::string>
-    ampClear("amp-clear",
-             llvm::cl::desc("Add ONNX op types to the clear class"),
-             llvm::cl::CommaSeparated, llvm::cl::cat(autocastCategory));
-static llvm::cl::list<std::string>
-    ampUnlist("amp-unlist",
-              llvm::cl::desc("Remove ONNX op types from every class"),
-              llvm::cl::CommaSeparated, llvm::cl::cat(autocastCategory));
-static llvm::cl::list<std::string> ampNodeRules(
-    "amp-node-rule",
-    llvm::cl::desc("Per-node rule regex=allow|deny|infer|clear (repeatable)"),
-    llvm::cl::cat(autocastCategory));
-static llvm::cl::opt<bool> ampKeepIOTypes(
-    "amp-keep-io-types",
-    llvm::cl::desc("Keep the graph inputs' and outputs' element types"),
-    llvm::cl::init(true), llvm::cl::cat(autocastCategory));
-static llvm::cl::opt<bool> ampFp32Accumulate(
-    "amp-fp32-accumulate",
-    llvm::cl::desc("Accumulate low-precision GEMMs, reductions, norms and "
-                   "softmax in fp32"),
-    llvm::cl::init(true), llvm::cl::cat(autocastCategory));
-static llvm::cl::opt<bool> ampClampConstants(
-    "amp-clamp-constants",
-    llvm::cl::desc("Clamp constants beyond the low-precision range (warns) "
-                   "instead of keeping their consumers in fp32"),
-    llvm::cl::cat(autocastCategory));
-static llvm::cl::opt<std::string>
-    ampReport("amp-report", llvm::cl::desc("Write the autocast report (JSON)"),
-              llvm::cl::value_desc("file"), llvm::cl::cat(autocastCategory));
-static llvm::cl::opt<std::string>
-    ampDot("amp-dot",
-           llvm::cl::desc("Write the graph coloured by precision (dot)"),
-           llvm::cl::value_desc("file"), llvm::cl::cat(autocastCategory));
-
-/// The autocast options given on the command line.
-static amp::AmpAutocastOptions getAutocastOptions() {
-  amp::AmpAutocastOptions options;
-  options.type = ampType;
-  options.optLevel = ampOptLevel;
-  options.policyFile = ampPolicy;
-  // The options hold ArrayRefs into the (static) command-line lists; unary
-  // & on a cl::list gives its std::vector storage.
-  options.allowOps = *&ampAllow;
-  options.denyOps = *&ampDeny;
-  options.inferOps = *&ampInfer;
-  options.clearOps = *&ampClear;
-  options.unlistOps = *&ampUnlist;
-  options.nodeRules = *&ampNodeRules;
-  options.keepIOTypes = ampKeepIOTypes;
-  options.fp32Accumulate = ampFp32Accumulate;
-  options.clampConstants = ampClampConstants;
-  options.reportFile = ampReport;
-  options.dotFile = ampDot;
-  options.printSummary = true;
-  return options;
-}
 
 static llvm::cl::opt<bool> noImportFolding(
     "amp-no-import-folding",
@@ -285,7 +202,10 @@ static LogicalResult runAmpJob(StringRef inputFilename,
   applyDefaultTimingPassManagerCLOptions(pm); // --mlir-timing
   // The report and dot files are written under temporary names and renamed
   // only when the whole job succeeds.
-  amp::AmpAutocastOptions autocastOptions = getAutocastOptions();
+  amp::FrontEndOptions frontEnd;
+  frontEnd.autocast = amp::getAutocastCLOptions();
+  frontEnd.autocast.printSummary = true;
+  amp::AmpAutocastOptions &autocastOptions = frontEnd.autocast;
   SmallVector<std::pair<std::string, std::string>> sideOutputs;
   for (std::string *path :
        {&autocastOptions.reportFile, &autocastOptions.dotFile}) {
@@ -305,20 +225,11 @@ static LogicalResult runAmpJob(StringRef inputFilename,
     }
   });
   if (isOnnx && !importOnly) {
-    // The imported program was verified; the default pipeline's passes keep
-    // it valid, so it is verified once at the end instead of after each
-    // pass (verification re-runs shape inference on every op).
+    // The imported program was verified; the front end's passes keep it
+    // valid, so it is verified once at the end instead of after each pass
+    // (verification re-runs shape inference on every op).
     pm.enableVerifier(false);
-    // Graphs have no control flow between blocks: skip region
-    // simplification (dead-block and liveness analysis), a third of the
-    // canonicalizer's time on large graphs.
-    GreedyRewriteConfig cleanup;
-    cleanup.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
-    pm.addPass(createCanonicalizerPass(cleanup));
-    pm.addPass(createCSEPass());
-    pm.addPass(amp::createAmpAutocast(autocastOptions));
-    // Cast cleanup: exact cast chains fold, dead f32 weights go.
-    pm.addPass(amp::createAmpCastCleanup());
+    amp::buildFrontEndPipeline(pm, frontEnd);
   }
   if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)) ||
       failed(verify(*module)))
@@ -359,7 +270,8 @@ int main(int argc, char **argv) {
   registerTransformsPasses();
   amp::registerAmpPasses();
   amp::registerAmpConversionPasses();
-  amp::registerAmpCpuPipeline();
+  amp::registerAmpPipelines();
+  amp::registerAutocastCLOptions(/*defaultType=*/"f16");
   DialectRegistry registry;
   amp::registerAmpCpuDialects(registry);
 
@@ -383,7 +295,7 @@ int main(int argc, char **argv) {
     return 1;
   if (amp::isONNXFile(inputFilename) && !importOnly) {
     // Bad autocast options are reported before the model is read.
-    if (llvm::Error err = amp::checkAutocastOptions(getAutocastOptions())) {
+    if (llvm::Error err = amp::checkAutocastOptions(amp::getAutocastCLOptions())) {
       llvm::errs() << "error: amp-autocast: " << llvm::toString(std::move(err))
                    << "\n";
       return 1;

@@ -1,7 +1,7 @@
 //===- AmpToLinalg.cpp - the convert-amp-to-linalg pass -------------------===//
 
+#include "amp/Conversion/AmpToLinalg/Passes.h"
 #include "LoweringUtils.h"
-#include "amp/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/IR/BuiltinDialect.h"
@@ -10,7 +10,7 @@
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_CONVERTAMPTOLINALG
-#include "amp/Conversion/Passes.h.inc"
+#include "amp/Conversion/AmpToLinalg/Passes.h.inc"
 } // namespace mlir::amp
 
 using namespace mlir;
@@ -96,9 +96,20 @@ struct ConvertAmpToLinalgPass
     populateCallOpTypeConversionPattern(patterns, converter);
     patterns.add<ConstantOpLowering>(converter, context);
     populateElementwisePatterns(converter, patterns);
-    populateReductionAndNNPatterns(converter, patterns);
-    populateDataMovementPatterns(converter, patterns);
+    populateReductionPatterns(converter, patterns);
+    populateSoftmaxPatterns(converter, patterns);
+    populateGemmPatterns(converter, patterns);
+    populateConvPatterns(converter, patterns);
+    populatePoolingPatterns(converter, patterns);
+    populateNormalizationPatterns(converter, patterns);
+    populateLossPatterns(converter, patterns);
+    populateShapePatterns(converter, patterns);
+    populateSliceConcatPatterns(converter, patterns);
+    populatePadTilePatterns(converter, patterns);
+    populateGatherPatterns(converter, patterns);
     populateScatterPatterns(converter, patterns);
+    populateGeneratorPatterns(converter, patterns);
+    populateTopKPatterns(converter, patterns);
     populateResizePatterns(converter, patterns);
 
     // The conversion driver reports an op without a lowering as "failed to

@@ -3,7 +3,8 @@
 // Every broadcasting elementwise amp op becomes one linalg.generic whose
 // body is built by a scalar function below. Scalars arrive in their compute
 // type (f16/bf16 widened to f32); the result is rounded once to the storage
-// type by buildElementwise.
+// type by buildElementwise. Clip (optional bounds) and Dropout (the identity
+// in inference) have their own patterns.
 //
 //===----------------------------------------------------------------------===//
 
@@ -568,12 +569,39 @@ struct ClipOpLowering : public OpConversionPattern<ClipOp> {
   }
 };
 
+/// Dropout in inference: the identity (and an all-true mask).
+struct DropoutOpLowering : public OpConversionPattern<DropoutOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(DropoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isNone(op.getTrainingMode())) {
+      auto training = getConstantInts(op.getTrainingMode());
+      if (failed(training) || training->empty() || (*training)[0] != 0)
+        return notLowerable(op, "training_mode is not a constant false");
+    }
+    Location loc = op.getLoc();
+    Value data = adaptor.getData();
+    Value mask;
+    if (!op.getMask().use_empty()) {
+      RankedTensorType maskType =
+          convertedResultType(getTypeConverter(), op, 1);
+      mask = filledTensor(rewriter, loc, maskType,
+                          getSizes(rewriter, loc, data),
+                          constantScalar(rewriter, loc,
+                                         rewriter.getI1Type(), 1));
+    }
+    rewriter.replaceOp(op, {data, mask});
+    return success();
+  }
+};
+
 } // namespace
 
 void populateElementwisePatterns(TypeConverter &converter,
                                  RewritePatternSet &patterns) {
-  patterns.add<ElementwiseOpLowering, ClipOpLowering>(converter,
-                                                      patterns.getContext());
+  patterns.add<ElementwiseOpLowering, ClipOpLowering, DropoutOpLowering>(
+      converter, patterns.getContext());
 }
 
 } // namespace mlir::amp::lowering

@@ -351,31 +351,24 @@ Value broadcastAtRunTime(OpBuilder &b, Location loc, Value input,
     outSizes[i] = sizes[i + offset];
   }
   auto outType = RankedTensorType::get(shape, type.getElementType());
-  Value init = emptyTensor(b, loc, outType, outSizes);
-  return b
-      .create<linalg::GenericOp>(
-          loc, TypeRange{outType}, ValueRange{}, ValueRange{init},
-          SmallVector<AffineMap>{b.getMultiDimIdentityMap(inputRank)},
-          SmallVector<utils::IteratorType>(inputRank,
-                                           utils::IteratorType::parallel),
-          [&](OpBuilder &nb, Location l, ValueRange) {
-            SmallVector<Value> indices;
-            Value zero = nb.create<arith::ConstantIndexOp>(l, 0);
-            Value one = nb.create<arith::ConstantIndexOp>(l, 1);
-            for (int64_t i = 0; i < inputRank; ++i) {
-              Value index = nb.create<linalg::IndexOp>(l, i);
-              if (llvm::is_contained(dims, i)) {
-                Value size = nb.create<tensor::DimOp>(l, input, i);
-                Value isOne = nb.create<arith::CmpIOp>(
-                    l, arith::CmpIPredicate::eq, size, one);
-                index = nb.create<arith::SelectOp>(l, isOne, zero, index);
-              }
-              indices.push_back(index);
-            }
-            nb.create<linalg::YieldOp>(
-                l, ValueRange{nb.create<tensor::ExtractOp>(l, input, indices)});
-          })
-      .getResult(0);
+  return buildIndexGenerated(
+      b, loc, outType, outSizes,
+      [&](OpBuilder &nb, Location l, ValueRange outIndices) -> Value {
+        SmallVector<Value> indices;
+        Value zero = nb.create<arith::ConstantIndexOp>(l, 0);
+        Value one = nb.create<arith::ConstantIndexOp>(l, 1);
+        for (int64_t i = 0; i < inputRank; ++i) {
+          Value index = outIndices[i];
+          if (llvm::is_contained(dims, i)) {
+            Value size = nb.create<tensor::DimOp>(l, input, i);
+            Value isOne = nb.create<arith::CmpIOp>(
+                l, arith::CmpIPredicate::eq, size, one);
+            index = nb.create<arith::SelectOp>(l, isOne, zero, index);
+          }
+          indices.push_back(index);
+        }
+        return nb.create<tensor::ExtractOp>(l, input, indices);
+      });
 }
 
 Value padTensor(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> low,
@@ -622,6 +615,130 @@ RankedTensorType convertedResultType(const TypeConverter *converter,
 
 bool accumulatesInF32(Operation *op) {
   return op->hasAttr(kAccumulateAttrName);
+}
+
+Type accumulatorType(Operation *op, Type storage) {
+  if (isLowPrecisionFloat(storage) && accumulatesInF32(op))
+    return Float32Type::get(op->getContext());
+  return storage;
+}
+
+Value countOver(OpBuilder &b, Location loc, Value tensor,
+                ArrayRef<int64_t> axes, Type type) {
+  Value count = b.create<arith::ConstantIndexOp>(loc, 1);
+  for (int64_t axis : axes) {
+    Value dim = b.create<tensor::DimOp>(loc, tensor, axis);
+    count = b.create<arith::MulIOp>(loc, count, dim);
+  }
+  Value asInt = b.create<arith::IndexCastOp>(loc, b.getI64Type(), count);
+  return convertScalar(b, loc, asInt, getComputeType(type), false, false);
+}
+
+RankedTensorType withElementType(Value tensor, Type element) {
+  return cast<RankedTensorType>(tensor.getType()).clone(element);
+}
+
+Value convertTensor(OpBuilder &b, Location loc, Value tensor, Type element) {
+  if (elementTypeOf(tensor) == element)
+    return tensor;
+  return buildElementwise(
+      b, loc, {tensor}, withElementType(tensor, element),
+      [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
+Value indexValue(OpBuilder &b, Location loc, OpFoldResult size) {
+  return getValueOrCreateConstantIndexOp(b, loc, size);
+}
+
+Value toIndex(OpBuilder &b, Location loc, Value integer) {
+  return b.create<arith::IndexCastOp>(loc, b.getIndexType(), integer);
+}
+
+Value extractIndex(OpBuilder &b, Location loc, Value tensor, int64_t i) {
+  Value position = b.create<arith::ConstantIndexOp>(loc, i);
+  Value element = b.create<tensor::ExtractOp>(loc, tensor, position);
+  return toIndex(b, loc, element);
+}
+
+Value extractScalar(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<Value> indices(type.getRank(),
+                             b.create<arith::ConstantIndexOp>(loc, 0));
+  return b.create<tensor::ExtractOp>(loc, tensor, indices);
+}
+
+Value readIndex(OpBuilder &b, Location loc, Value indices,
+                ValueRange position, Value dim) {
+  Value raw = b.create<tensor::ExtractOp>(loc, indices, position);
+  Value index = b.create<arith::IndexCastOp>(loc, b.getIndexType(), raw);
+  return wrapIndex(b, loc, index, dim);
+}
+
+Value buildIndexGenerated(OpBuilder &b, Location loc, RankedTensorType type,
+                          ArrayRef<OpFoldResult> sizes, IndexBody body) {
+  int64_t rank = type.getRank();
+  Value init = emptyTensor(b, loc, type, sizes);
+  return b
+      .create<linalg::GenericOp>(
+          loc, TypeRange{type}, ValueRange{}, ValueRange{init},
+          SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)},
+          SmallVector<utils::IteratorType>(rank,
+                                           utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange) {
+            SmallVector<Value> indices;
+            for (int64_t i = 0; i < rank; ++i)
+              indices.push_back(nb.create<linalg::IndexOp>(l, i));
+            nb.create<linalg::YieldOp>(l, body(nb, l, indices));
+          })
+      .getResult(0);
+}
+
+FailureOr<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
+resolvePads(Operation *op, RankedTensorType inputType, StringRef autoPad,
+            std::optional<ArrayRef<int64_t>> pads, ArrayRef<int64_t> kernel,
+            ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations) {
+  int64_t spatial = kernel.size();
+  SmallVector<int64_t> begin(spatial, 0), end(spatial, 0);
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t in = inputType.getDimSize(i + 2);
+      if (ShapedType::isDynamic(in)) {
+        (void)notLowerable(op, "auto_pad with a dynamic spatial size");
+        return failure();
+      }
+      int64_t out = (in + strides[i] - 1) / strides[i];
+      int64_t total = std::max<int64_t>(
+          0, (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - in);
+      int64_t small = total / 2;
+      begin[i] = autoPad == "SAME_UPPER" ? small : total - small;
+      end[i] = total - begin[i];
+    }
+  } else if (autoPad != "VALID" && pads) {
+    for (int64_t i = 0; i < spatial; ++i) {
+      begin[i] = (*pads)[i];
+      end[i] = (*pads)[i + spatial];
+    }
+  }
+  return std::make_pair(begin, end);
+}
+
+Value padSpatial(OpBuilder &b, Location loc, Value input,
+                 ArrayRef<int64_t> begin, ArrayRef<int64_t> end,
+                 Value padValue) {
+  if (llvm::all_of(begin, [](int64_t v) { return v == 0; }) &&
+      llvm::all_of(end, [](int64_t v) { return v == 0; }))
+    return input;
+  SmallVector<int64_t> low = {0, 0}, high = {0, 0};
+  low.append(begin.begin(), begin.end());
+  high.append(end.begin(), end.end());
+  return padTensor(b, loc, input, low, high, padValue);
+}
+
+SmallVector<int64_t> attrOr(std::optional<ArrayRef<int64_t>> attr,
+                            int64_t count, int64_t fallback) {
+  if (attr)
+    return SmallVector<int64_t>(attr->begin(), attr->end());
+  return SmallVector<int64_t>(count, fallback);
 }
 
 } // namespace mlir::amp::lowering

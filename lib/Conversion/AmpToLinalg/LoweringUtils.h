@@ -16,15 +16,6 @@
 
 namespace mlir::amp::lowering {
 
-/// Attribute on linalg ops that amp-linalg-to-runtime-calls replaces with a
-/// runtime call after bufferization.
-constexpr llvm::StringLiteral kRuntimeCallAttr = "amp_cpu.runtime_call";
-constexpr llvm::StringLiteral kConvStridesAttr = "amp_cpu.conv_strides";
-constexpr llvm::StringLiteral kConvDilationsAttr = "amp_cpu.conv_dilations";
-/// Marks the op that initialises a convolution's output (bias broadcast or
-/// zero fill), so that the runtime call can take over that work.
-constexpr llvm::StringLiteral kConvInitAttr = "amp_cpu.conv_init";
-
 /// fp16 and bf16 values are computed in fp32.
 bool isLowPrecisionFloat(Type type);
 /// The type an op computes in for a storage element type.
@@ -138,16 +129,117 @@ RankedTensorType convertedResultType(const TypeConverter *converter,
 /// Whether `op` accumulates in fp32 (amp.accumulate = f32).
 bool accumulatesInF32(Operation *op);
 
+/// The element type an op accumulates in: fp32 for fp32-accumulating
+/// low-precision ops, otherwise the storage type.
+Type accumulatorType(Operation *op, Type storage);
+
+/// Number of elements of `tensor` over `axes`, as a scalar of `type`'s
+/// compute type.
+Value countOver(OpBuilder &b, Location loc, Value tensor,
+                ArrayRef<int64_t> axes, Type type);
+
+/// Tensor type with the same shape and another element type.
+RankedTensorType withElementType(Value tensor, Type element);
+
+/// Elementwise conversion of a whole tensor to `element`.
+Value convertTensor(OpBuilder &b, Location loc, Value tensor, Type element);
+
+//===----------------------------------------------------------------------===//
+// Indices
+//===----------------------------------------------------------------------===//
+
+/// An OpFoldResult as an index value (a constant when it is an attribute).
+Value indexValue(OpBuilder &b, Location loc, OpFoldResult size);
+/// An integer scalar cast to index.
+Value toIndex(OpBuilder &b, Location loc, Value integer);
+/// Reads element `i` of a 1-D integer tensor as an index.
+Value extractIndex(OpBuilder &b, Location loc, Value tensor, int64_t i);
+/// Reads the single element of a 0-d or 1-element tensor.
+Value extractScalar(OpBuilder &b, Location loc, Value tensor);
+/// An index read from an integer tensor at `position`, made non-negative
+/// against `dim`.
+Value readIndex(OpBuilder &b, Location loc, Value indices,
+                ValueRange position, Value dim);
+
+/// A tensor of `type` (dynamic sizes from `sizes`) whose elements are
+/// computed from their position: a linalg.generic without inputs over a
+/// tensor.empty, whose body `body` gets the linalg.index of every dimension
+/// and returns the element.
+using IndexBody =
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange indices)>;
+Value buildIndexGenerated(OpBuilder &b, Location loc, RankedTensorType type,
+                          ArrayRef<OpFoldResult> sizes, IndexBody body);
+
+//===----------------------------------------------------------------------===//
+// Sliding windows (convolution and pooling)
+//===----------------------------------------------------------------------===//
+
+/// Begin and end padding of each spatial dimension, resolving auto_pad.
+FailureOr<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
+resolvePads(Operation *op, RankedTensorType inputType, StringRef autoPad,
+            std::optional<ArrayRef<int64_t>> pads, ArrayRef<int64_t> kernel,
+            ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations);
+
+/// Pads the spatial dimensions of an N, C, spatial... tensor.
+Value padSpatial(OpBuilder &b, Location loc, Value input,
+                 ArrayRef<int64_t> begin, ArrayRef<int64_t> end,
+                 Value padValue);
+
+/// The values of an optional array attribute, else `count` x `fallback`.
+SmallVector<int64_t> attrOr(std::optional<ArrayRef<int64_t>> attr,
+                            int64_t count, int64_t fallback);
+
+//===----------------------------------------------------------------------===//
+// Builders that one op family lends another
+//===----------------------------------------------------------------------===//
+
+/// ArgMax (`max`) or ArgMin of `input` along `axis` (dropped), as i64; the
+/// last extreme index when `last`. In Reduction.cpp; Hardmax uses it.
+Value buildArgReduce(OpBuilder &b, Location loc, Value input, int64_t axis,
+                     bool max, bool last, bool isUnsigned);
+
+/// softmax(input) or log_softmax(input) along `axis`; intermediates in
+/// `acc` (fp32 for fp32-accumulating low-precision ops), the result rounded
+/// once to `resultType`. In Softmax.cpp; SoftmaxCrossEntropyLoss uses it.
+Value buildSoftmax(OpBuilder &b, Location loc, Value input, int64_t axis,
+                   Type acc, RankedTensorType resultType, bool isLog);
+
+//===----------------------------------------------------------------------===//
+// Patterns: one function per op family, each in the file of that name
+//===----------------------------------------------------------------------===//
+
+void populateConvPatterns(TypeConverter &converter,
+                          RewritePatternSet &patterns);
 void populateElementwisePatterns(TypeConverter &converter,
                                  RewritePatternSet &patterns);
-void populateReductionAndNNPatterns(TypeConverter &converter,
-                                    RewritePatternSet &patterns);
-void populateDataMovementPatterns(TypeConverter &converter,
-                                  RewritePatternSet &patterns);
-void populateScatterPatterns(TypeConverter &converter,
+void populateGatherPatterns(TypeConverter &converter,
+                            RewritePatternSet &patterns);
+void populateGemmPatterns(TypeConverter &converter,
+                          RewritePatternSet &patterns);
+void populateGeneratorPatterns(TypeConverter &converter,
+                               RewritePatternSet &patterns);
+void populateLossPatterns(TypeConverter &converter,
+                          RewritePatternSet &patterns);
+void populateNormalizationPatterns(TypeConverter &converter,
+                                   RewritePatternSet &patterns);
+void populatePadTilePatterns(TypeConverter &converter,
                              RewritePatternSet &patterns);
+void populatePoolingPatterns(TypeConverter &converter,
+                             RewritePatternSet &patterns);
+void populateReductionPatterns(TypeConverter &converter,
+                               RewritePatternSet &patterns);
 void populateResizePatterns(TypeConverter &converter,
                             RewritePatternSet &patterns);
+void populateScatterPatterns(TypeConverter &converter,
+                             RewritePatternSet &patterns);
+void populateShapePatterns(TypeConverter &converter,
+                           RewritePatternSet &patterns);
+void populateSliceConcatPatterns(TypeConverter &converter,
+                                 RewritePatternSet &patterns);
+void populateSoftmaxPatterns(TypeConverter &converter,
+                             RewritePatternSet &patterns);
+void populateTopKPatterns(TypeConverter &converter,
+                          RewritePatternSet &patterns);
 
 } // namespace mlir::amp::lowering
 

@@ -128,12 +128,9 @@ struct ResizeOpLowering : public OpConversionPattern<ResizeOp> {
     SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, x);
     for (const AxisPlan &p : plans)
       sizes[p.dim] = p.out;
-    Value result = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{type}, ValueRange{},
-        ValueRange{emptyTensor(rewriter, loc, type, sizes)},
-        SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
-        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange) {
+    Value result = buildIndexGenerated(
+        rewriter, loc, type, sizes,
+        [&](OpBuilder &b, Location l, ValueRange indices) -> Value {
           auto f = [&](double v) { return constantScalar(b, l, compute, v); };
           auto ci = [&](int64_t v) {
             return b.create<arith::ConstantIndexOp>(l, v);
@@ -155,9 +152,7 @@ struct ResizeOpLowering : public OpConversionPattern<ResizeOp> {
           auto div = [&](Value p, Value q) {
             return b.create<arith::DivFOp>(l, p, q).getResult();
           };
-          SmallVector<Value> base;
-          for (int64_t i = 0; i < rank; ++i)
-            base.push_back(b.create<linalg::IndexOp>(l, i));
+          SmallVector<Value> base(indices);
           // Per axis: taps (index, weight) and whether it is outside roi.
           struct Tap {
             Value index, weight;
@@ -312,9 +307,8 @@ struct ResizeOpLowering : public OpConversionPattern<ResizeOp> {
           if (!isa<FloatType>(storage)) {
             r = b.create<math::RoundEvenOp>(l, r);
           }
-          b.create<linalg::YieldOp>(
-              l, ValueRange{convertScalar(b, l, r, storage, false, false)});
-        }).getResult(0);
+          return convertScalar(b, l, r, storage, false, false);
+        });
     rewriter.replaceOp(op, result);
     return success();
   }

@@ -1,4 +1,4 @@
-//===- CheckNumerics.h - amp-run --check-numerics --------------*- C++ -*-===//
+//===- CheckNumerics.h - per-op numerics against fp32 -----------*- C++ -*-===//
 //
 // Runs a low-precision program beside its fp32 reference and compares every
 // op's output: the ops of the entry block are numbered (amp.probe) before
@@ -7,14 +7,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef AMP_TOOLS_AMP_RUN_CHECKNUMERICS_H
-#define AMP_TOOLS_AMP_RUN_CHECKNUMERICS_H
+#ifndef AMP_EXECUTION_CHECKNUMERICS_H
+#define AMP_EXECUTION_CHECKNUMERICS_H
 
-#include "HostTensor.h"
+#include "amp/Runtime/HostTensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
-namespace mlir::amp_run {
+namespace mlir::amp::execution {
+
+using amp_runtime::Tensor;
 
 /// An op result that an instrumented program returns after the model's own
 /// outputs.
@@ -63,6 +65,6 @@ LogicalResult reportNumerics(ArrayRef<ProbeStats> stats, StringRef lowName,
                              StringRef jsonPath, double underflowThreshold,
                              unsigned top);
 
-} // namespace mlir::amp_run
+} // namespace mlir::amp::execution
 
-#endif // AMP_TOOLS_AMP_RUN_CHECKNUMERICS_H
+#endif // AMP_EXECUTION_CHECKNUMERICS_H

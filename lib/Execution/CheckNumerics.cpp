@@ -1,6 +1,6 @@
-//===- CheckNumerics.cpp - amp-run --check-numerics -----------------------===//
+//===- CheckNumerics.cpp - per-op numerics against fp32 -------------------===//
 
-#include "CheckNumerics.h"
+#include "amp/Execution/CheckNumerics.h"
 
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 
@@ -14,9 +14,10 @@
 #include <cmath>
 
 using namespace mlir;
-using namespace mlir::amp_run;
+using namespace mlir::amp::execution;
+using amp_runtime::ElementType;
 
-namespace mlir::amp_run {
+namespace mlir::amp::execution {
 
 
 /// Numbers the ops of the entry block (`amp.probe`), so that the same op
@@ -71,10 +72,10 @@ SmallVector<Probe> exposeProbes(func::FuncOp entry) {
 }
 
 
-static double smallestNormal(Type type) {
-  if (type.isF16())
+static double smallestNormal(ElementType type) {
+  if (type == ElementType::F16)
     return 6.103515625e-05;
-  if (type.isF64())
+  if (type == ElementType::F64)
     return 2.2250738585072014e-308;
   return 1.1754943508222875e-38; // f32 and bf16
 }
@@ -83,16 +84,13 @@ ProbeStats compareProbe(const Probe &probe, const Tensor &low,
                         const Tensor &reference) {
   ProbeStats stats;
   stats.probe = &probe;
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << low.elementType;
-  stats.precision = os.str();
+  stats.precision = amp_runtime::getElementTypeName(low.elementType);
   if (low.shape != reference.shape)
     return stats;
-  stats.elements = low.count();
+  stats.elements = low.getNumElements();
   double tiny = smallestNormal(low.elementType);
   for (int64_t i = 0; i < stats.elements; ++i) {
-    double a = elementAsDouble(low, i), b = elementAsDouble(reference, i);
+    double a = low.getAsDouble(i), b = reference.getAsDouble(i);
     if (!std::isfinite(b))
       continue;
     if (!std::isfinite(a)) {
@@ -224,4 +222,4 @@ LogicalResult reportNumerics(ArrayRef<ProbeStats> stats, StringRef lowName,
   return success();
 }
 
-} // namespace mlir::amp_run
+} // namespace mlir::amp::execution

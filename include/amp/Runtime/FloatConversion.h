@@ -2,19 +2,20 @@
 //
 // Round-to-nearest-even conversion of fp32 weights to fp16 or bf16 at
 // compile time, with the statistics the autocast pass needs to decide
-// whether a constant fits. Bit-exact with APFloat (tested exhaustively on
-// the 16-bit side); written out because APFloat is ~50x slower per element.
+// whether a constant fits; also what host tools use to read and write
+// fp16/bf16 tensors. Bit-exact with APFloat (tested exhaustively on the
+// 16-bit side); written out because APFloat is ~50x slower per element.
+// Part of amp's runtime layer: plain C++, no MLIR or LLVM.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef AMP_TRANSFORMS_FLOATCONVERSION_H
-#define AMP_TRANSFORMS_FLOATCONVERSION_H
+#ifndef AMP_RUNTIME_FLOATCONVERSION_H
+#define AMP_RUNTIME_FLOATCONVERSION_H
 
-#include "llvm/ADT/ArrayRef.h"
-
+#include <cstddef>
 #include <cstdint>
 
-namespace mlir::amp {
+namespace amp_runtime {
 
 enum class LowFloatKind { F16, BF16 };
 
@@ -36,12 +37,13 @@ struct ConversionStats {
   float maxAbs = 0.0f;
 };
 
-/// Converts `input` into `output` (same length). With `clampToFinite`,
-/// finite values beyond the target range become the largest finite value.
-ConversionStats convertFloats(llvm::ArrayRef<float> input,
-                              llvm::MutableArrayRef<uint16_t> output,
-                              LowFloatKind kind, bool clampToFinite);
+/// Converts the `size` floats of `input` into `output`. With
+/// `clampToFinite`, finite values beyond the target range become the largest
+/// finite value.
+ConversionStats convertFloats(const float *input, uint16_t *output,
+                              size_t size, LowFloatKind kind,
+                              bool clampToFinite);
 
-} // namespace mlir::amp
+} // namespace amp_runtime
 
-#endif // AMP_TRANSFORMS_FLOATCONVERSION_H
+#endif // AMP_RUNTIME_FLOATCONVERSION_H

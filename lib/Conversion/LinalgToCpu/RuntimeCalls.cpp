@@ -1,29 +1,26 @@
-//===- LinalgToRuntime.cpp - fp32 GEMMs and convolutions -> runtime calls -===//
+//===- RuntimeCalls.cpp - fp32 GEMMs and convolutions -> runtime calls ----===//
 //
-// After bufferization, fp32 matmuls and the convolutions marked by
-// convert-amp-to-linalg become calls into lib/Runtime/CpuRuntime.cpp
-// (oneDNN), the way the CUDA path calls cuBLASLt. Memrefs are passed
-// unranked, so the runtime sees sizes and strides (transposed and strided
-// views work without copies).
+// After bufferization, fp32 matmuls and the fp32 convolutions (1-3 spatial
+// dimensions) marked by convert-amp-to-linalg become calls into
+// lib/Runtime/CpuRuntime.cpp (oneDNN), the way the CUDA path calls
+// cuBLASLt. Memrefs are passed unranked, so the runtime sees sizes and
+// strides (transposed and strided views work without copies).
 //
 //===----------------------------------------------------------------------===//
 
-#include "LoweringUtils.h"
-#include "amp/Conversion/Passes.h"
+#include "amp/Conversion/LinalgToCpu/Passes.h"
+#include "RuntimeConv.h"
 
-#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPLINALGTORUNTIMECALLS
-#define GEN_PASS_DEF_AMPFUSEELEMENTWISE
-#include "amp/Conversion/Passes.h.inc"
+#include "amp/Conversion/LinalgToCpu/Passes.h.inc"
 } // namespace mlir::amp
 
 using namespace mlir;
 using namespace mlir::amp;
-using namespace mlir::amp::lowering;
+using namespace mlir::amp::cpu;
 
 namespace {
 
@@ -117,8 +114,7 @@ void foldPadding(Operation *convOp, Value &x, int64_t spatial,
       copy = dyn_cast<memref::CopyOp>(*view->getUsers().begin());
       if (!copy || copy.getTarget() != view.getResult())
         return;
-    } else if ((isa<linalg::GenericOp>(user) &&
-                user->hasAttr(kRuntimeCallAttr)) ||
+    } else if ((isa<linalg::GenericOp>(user) && isRuntimeConv(user)) ||
                (expand && user == expand.getOperation())) {
       ++conv;
     } else {
@@ -200,7 +196,7 @@ Operation *findInit(Operation *conv, Value y) {
     });
     if (!touchesY)
       continue; // other buffers
-    if (!prev->hasAttr(kConvInitAttr))
+    if (!prev->hasAttr(marker::kConvInitAttr))
       return nullptr;
     if (auto fill = dyn_cast<linalg::FillOp>(prev))
       return matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ? prev
@@ -272,18 +268,20 @@ struct AmpLinalgToRuntimeCallsPass
         return;
       if (isa<linalg::MatmulOp, linalg::MatmulTransposeBOp,
               linalg::BatchMatmulOp, linalg::BatchMatmulTransposeBOp>(op) ||
-          op->hasAttr(kRuntimeCallAttr))
+          isRuntimeConv(op))
         targets.push_back(op);
     });
     for (Operation *op : targets) {
       OpBuilder b(op);
       Location loc = op->getLoc();
-      if (op->hasAttr(kRuntimeCallAttr)) {
-        auto strides = op->getAttrOfType<DenseI64ArrayAttr>(kConvStridesAttr);
+      if (isRuntimeConv(op)) {
+        auto strides =
+            op->getAttrOfType<DenseI64ArrayAttr>(marker::kConvStridesAttr);
         auto dilations =
-            op->getAttrOfType<DenseI64ArrayAttr>(kConvDilationsAttr);
+            op->getAttrOfType<DenseI64ArrayAttr>(marker::kConvDilationsAttr);
         if (!strides || !dilations) {
-          op->emitError("amp_cpu.runtime_call without convolution parameters");
+          op->emitError("amp_linalg.kind = \"conv\" without convolution "
+                        "parameters");
           return signalPassFailure();
         }
         int64_t spatial = strides.size();
@@ -337,25 +335,6 @@ struct AmpLinalgToRuntimeCallsPass
       }
       op->erase();
     }
-  }
-};
-
-struct AmpFuseElementwisePass
-    : public amp::impl::AmpFuseElementwiseBase<AmpFuseElementwisePass> {
-  void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    linalg::populateElementwiseOpsFusionPatterns(
-        patterns, [](OpOperand *fusedOperand) {
-          Operation *consumer = fusedOperand->getOwner();
-          if (consumer->hasAttr(kRuntimeCallAttr))
-            return false;
-          // Keep a producer with several users unfused (no recomputation).
-          Operation *producer = fusedOperand->get().getDefiningOp();
-          return producer && producer->hasOneUse();
-        });
-    if (failed(applyPatternsAndFoldGreedily(getOperation(),
-                                            std::move(patterns))))
-      return signalPassFailure();
   }
 };
 

@@ -1,11 +1,11 @@
 //===- FloatConversion.cpp - fp32 to fp16/bf16 in bulk -------------------===//
 
-#include "amp/Transforms/FloatConversion.h"
+#include "amp/Runtime/FloatConversion.h"
 
 #include <cmath>
 #include <cstring>
 
-using namespace mlir::amp;
+using namespace amp_runtime;
 
 static uint32_t bitsOf(float value) {
   uint32_t bits;
@@ -19,7 +19,7 @@ static float floatOf(uint32_t bits) {
   return value;
 }
 
-uint16_t mlir::amp::floatToHalfBits(float value) {
+uint16_t amp_runtime::floatToHalfBits(float value) {
   uint32_t bits = bitsOf(value);
   uint16_t sign = (bits >> 16) & 0x8000;
   uint32_t magnitude = bits & 0x7fffffff;
@@ -56,7 +56,7 @@ uint16_t mlir::amp::floatToHalfBits(float value) {
   return sign | result;
 }
 
-uint16_t mlir::amp::floatToBFloat16Bits(float value) {
+uint16_t amp_runtime::floatToBFloat16Bits(float value) {
   uint32_t bits = bitsOf(value);
   if ((bits & 0x7fffffff) > 0x7f800000)
     return (bits >> 16) | 0x0040;
@@ -64,7 +64,7 @@ uint16_t mlir::amp::floatToBFloat16Bits(float value) {
   return (bits + 0x7fff + lsb) >> 16;
 }
 
-float mlir::amp::halfBitsToFloat(uint16_t bits) {
+float amp_runtime::halfBitsToFloat(uint16_t bits) {
   uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
   uint32_t exponent = (bits >> 10) & 0x1f;
   uint32_t mantissa = bits & 0x3ff;
@@ -78,7 +78,7 @@ float mlir::amp::halfBitsToFloat(uint16_t bits) {
   return floatOf(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
 
-float mlir::amp::bfloat16BitsToFloat(uint16_t bits) {
+float amp_runtime::bfloat16BitsToFloat(uint16_t bits) {
   return floatOf(static_cast<uint32_t>(bits) << 16);
 }
 
@@ -110,16 +110,15 @@ static inline uint16_t floatToBFloat16BitsFast(uint32_t bits) {
   return static_cast<uint16_t>(isNaN ? ((bits >> 16) | 0x40u) : rounded);
 }
 
-ConversionStats mlir::amp::convertFloats(llvm::ArrayRef<float> input,
-                                         llvm::MutableArrayRef<uint16_t> output,
-                                         LowFloatKind kind,
-                                         bool clampToFinite) {
+ConversionStats amp_runtime::convertFloats(const float *input,
+                                            uint16_t *output, size_t size,
+                                            LowFloatKind kind,
+                                            bool clampToFinite) {
   const bool isHalf = kind == LowFloatKind::F16;
   const uint16_t infBits = isHalf ? 0x7c00 : 0x7f80;
   const uint16_t maxFiniteBits = isHalf ? 0x7bff : 0x7f7f;
-  const size_t size = input.size();
-  const uint32_t *in = reinterpret_cast<const uint32_t *>(input.data());
-  uint16_t *out = output.data();
+  const uint32_t *in = reinterpret_cast<const uint32_t *>(input);
+  uint16_t *out = output;
   // One branch-free pass that the compiler vectorises; the statistics are
   // reductions over the same data.
   int64_t overflowed = 0, flushed = 0, nonZero = 0;

@@ -93,7 +93,7 @@ func.func @gemm_trans_b(%a: tensor<4x8xf32>, %b: tensor<5x8xf32>, %c: tensor<5xf
 // CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<4x1x1xf32>) outs(%{{.+}} : tensor<?x4x8x8xf32>)
 // CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
 // CHECK-SAME: ins(%{{.+}}, %{{.+}} : tensor<?x3x18x18xf32>, tensor<4x3x3x3xf32>)
-// CHECK-SAME: {amp_cpu.conv_dilations = array<i64: 1, 1>, amp_cpu.conv_strides = array<i64: 2, 2>, amp_cpu.runtime_call = "conv"}
+// CHECK-SAME: {amp_linalg.conv_dilations = array<i64: 1, 1>, amp_linalg.conv_strides = array<i64: 2, 2>, amp_linalg.kind = "conv"}
 func.func @conv(%x: tensor<?x3x16x16xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<?x4x8x8xf32> {
   %0 = amp.conv %x, %w, %b {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x3x16x16xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<?x4x8x8xf32>
   return %0 : tensor<?x4x8x8xf32>
@@ -107,7 +107,7 @@ func.func @conv(%x: tensor<?x3x16x16xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4
 // CHECK: tensor.expand_shape %{{.+}} : tensor<6x2x3x3xf32> into tensor<2x3x2x3x3xf32>
 // CHECK: linalg.generic
 // CHECK-SAME: ins(%{{.+}}, %{{.+}} : tensor<1x2x2x8x8xf32>, tensor<2x3x2x3x3xf32>)
-// CHECK: amp_cpu.runtime_call = "conv"
+// CHECK: amp_linalg.kind = "conv"
 // CHECK: tensor.collapse_shape %{{.+}} : tensor<1x2x3x6x6xf32> into tensor<1x6x6x6xf32>
 func.func @conv_grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32> {
   %none = amp.none
@@ -265,7 +265,7 @@ func.func @abs_int(%x: tensor<4xi64>) -> tensor<4xi64> {
 // CHECK: %[[R:.+]] = arith.addi %[[H]], %c-1
 // CHECK: %[[S:.+]] = arith.floordivsi %[[R]], %c2{{.*}} : index
 // CHECK: arith.addi %[[S]], %c1{{.*}} : index
-// CHECK: amp_cpu.runtime_call = "conv"
+// CHECK: amp_linalg.kind = "conv"
 // CHECK: tensor.cast %{{.+}} : tensor<?x4x?x?xf32> to tensor<?x?x?x?xf32>
 func.func @conv_dynamic_spatial(%x: tensor<?x?x?x?xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<?x?x?x?xf32> {
   %none = amp.none
@@ -368,4 +368,19 @@ func.func @pad_runtime(%x: tensor<2x?xf32>, %pads: tensor<2xi64>) -> tensor<2x?x
 func.func @matmul_dynamic_batch_broadcast(%a: tensor<?x2x3xf32>, %b: tensor<?x3x4xf32>) -> tensor<?x2x4xf32> {
   %0 = amp.matmul %a, %b : (tensor<?x2x3xf32>, tensor<?x3x4xf32>) -> tensor<?x2x4xf32>
   return %0 : tensor<?x2x4xf32>
+}
+
+// -----
+
+// Every convolution is marked, whatever its element type (here fp16
+// accumulating in fp16): backends decide which ones they call a library
+// for.
+// CHECK-LABEL: func.func @conv_f16
+// CHECK: linalg.generic {{.+}} attrs = {amp_linalg.conv_init = {{[0-9]+}} : i64}
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.+}}, %{{.+}} : tensor<1x3x8x8xf16>, tensor<4x3x3x3xf16>)
+// CHECK-SAME: {amp_linalg.conv_dilations = array<i64: 1, 1>, amp_linalg.conv_strides = array<i64: 1, 1>, amp_linalg.kind = "conv"}
+func.func @conv_f16(%x: tensor<1x3x8x8xf16>, %w: tensor<4x3x3x3xf16>, %b: tensor<4xf16>) -> tensor<1x4x6x6xf16> {
+  %0 = amp.conv %x, %w, %b : (tensor<1x3x8x8xf16>, tensor<4x3x3x3xf16>, tensor<4xf16>) -> tensor<1x4x6x6xf16>
+  return %0 : tensor<1x4x6x6xf16>
 }

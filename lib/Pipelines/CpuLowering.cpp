@@ -1,7 +1,8 @@
-//===- CpuPipeline.cpp - amp -> LLVM dialect for the CPU JIT --------------===//
+//===- CpuLowering.cpp - amp -> LLVM dialect for the CPU JIT --------------===//
 
 #include "amp/Conversion/Passes.h"
 #include "amp/InitAllDialects.h"
+#include "amp/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -36,7 +37,7 @@
 
 using namespace mlir;
 
-void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm) {
+void mlir::amp::buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createConvertAmpToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAmpFuseElementwise());
@@ -78,13 +79,6 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm) {
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-}
-
-void mlir::amp::registerAmpCpuPipeline() {
-  PassPipelineRegistration<>(
-      "amp-lower-to-llvm",
-      "Lower an amp module to the LLVM dialect for the CPU JIT (amp-run)",
-      [](OpPassManager &pm) { buildAmpCpuPipeline(pm); });
 }
 
 void mlir::amp::registerAmpCpuDialects(DialectRegistry &registry) {

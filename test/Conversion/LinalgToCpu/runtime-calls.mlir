@@ -54,7 +54,7 @@ func.func @conv(%x: memref<1x3x9x9xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4
   linalg.generic {indexing_maps = [#in, #w, #out],
                   iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
       ins(%x, %w : memref<1x3x9x9xf32>, memref<4x3x3x3xf32>) outs(%y : memref<1x4x4x4xf32>)
-      attrs = {amp_cpu.runtime_call = "conv", amp_cpu.conv_strides = array<i64: 2, 2>, amp_cpu.conv_dilations = array<i64: 1, 1>} {
+      attrs = {amp_linalg.kind = "conv", amp_linalg.conv_strides = array<i64: 2, 2>, amp_linalg.conv_dilations = array<i64: 1, 1>} {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %m = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %m : f32
@@ -97,14 +97,14 @@ func.func @conv_fused(%src: memref<1x3x8x8xf32>, %bias: memref<4xf32>) -> memref
   %b3 = memref.expand_shape %bias [[0, 1, 2]] output_shape [4, 1, 1] : memref<4xf32> into memref<4x1x1xf32>
   %y = memref.alloc() : memref<1x4x8x8xf32>
   linalg.generic {indexing_maps = [#chan, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
-      ins(%b3 : memref<4x1x1xf32>) outs(%y : memref<1x4x8x8xf32>) attrs = {amp_cpu.conv_init = 7 : i64} {
+      ins(%b3 : memref<4x1x1xf32>) outs(%y : memref<1x4x8x8xf32>) attrs = {amp_linalg.conv_init = 7 : i64} {
   ^bb0(%in: f32, %out: f32):
     linalg.yield %in : f32
   }
   linalg.generic {indexing_maps = [#in1, #w, #out],
                   iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
       ins(%padded, %w : memref<1x3x10x10xf32>, memref<4x3x3x3xf32>) outs(%y : memref<1x4x8x8xf32>)
-      attrs = {amp_cpu.runtime_call = "conv", amp_cpu.conv_strides = array<i64: 1, 1>, amp_cpu.conv_dilations = array<i64: 1, 1>} {
+      attrs = {amp_linalg.kind = "conv", amp_linalg.conv_strides = array<i64: 1, 1>, amp_linalg.conv_dilations = array<i64: 1, 1>} {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %m = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %m : f32
@@ -118,4 +118,26 @@ func.func @conv_fused(%src: memref<1x3x8x8xf32>, %bias: memref<4xf32>) -> memref
     linalg.yield %r : f32
   }
   return %y : memref<1x4x8x8xf32>
+}
+
+// A marked convolution beyond the runtime (4 spatial dimensions) stays a
+// loop nest.
+// CHECK-LABEL: func.func @conv_4d
+// CHECK-NOT: call
+// CHECK: linalg.generic
+// CHECK-SAME: amp_linalg.kind = "conv"
+#in4 = affine_map<(n, f, o1, o2, o3, o4, c, k1, k2, k3, k4) -> (n, c, o1 + k1, o2 + k2, o3 + k3, o4 + k4)>
+#w4 = affine_map<(n, f, o1, o2, o3, o4, c, k1, k2, k3, k4) -> (f, c, k1, k2, k3, k4)>
+#out4 = affine_map<(n, f, o1, o2, o3, o4, c, k1, k2, k3, k4) -> (n, f, o1, o2, o3, o4)>
+func.func @conv_4d(%x: memref<1x1x3x3x3x3xf32>, %w: memref<1x1x2x2x2x2xf32>, %y: memref<1x1x2x2x2x2xf32>) {
+  linalg.generic {indexing_maps = [#in4, #w4, #out4],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<1x1x3x3x3x3xf32>, memref<1x1x2x2x2x2xf32>) outs(%y : memref<1x1x2x2x2x2xf32>)
+      attrs = {amp_linalg.kind = "conv", amp_linalg.conv_strides = array<i64: 1, 1, 1, 1>, amp_linalg.conv_dilations = array<i64: 1, 1, 1, 1>} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
 }

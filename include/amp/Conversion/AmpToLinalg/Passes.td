@@ -1,0 +1,46 @@
+//===- Passes.td - the amp -> linalg lowering pass ---------*- tablegen -*-===//
+
+#ifndef AMP_CONVERSION_AMPTOLINALG_PASSES_TD
+#define AMP_CONVERSION_AMPTOLINALG_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertAmpToLinalg : Pass<"convert-amp-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Lower amp ops to linalg, tensor, arith and math on tensors";
+  let description = [{
+    Rewrites every amp op of the module into the upstream tensor-level
+    dialects (linalg, tensor, arith, math, scf). Unsigned integer tensors
+    become signless ones; the op's original type decides signed or unsigned
+    arithmetic.
+
+    Numerics (the semantics the CUDA backend is checked against):
+
+    * an op whose result is fp16 or bf16 computes in fp32 and rounds its
+      result once to the storage type (round to nearest even, Inf and NaN
+      kept);
+    * MatMul, Gemm, Conv and the reductions accumulate in fp32 when marked
+      `amp.accumulate = f32` and round once at the end; unmarked, they
+      accumulate in the storage type, rounding after every step;
+    * amp.cast is an exact IEEE conversion.
+
+    An op that has no lowering yet, or an attribute combination that is not
+    lowered yet (e.g. a non-constant Slice start), is reported with the op's
+    ONNX name and node, and the pass fails.
+
+    GEMM-shaped work stays recognisable to a backend that calls a library:
+    `linalg.matmul`/`linalg.batch_matmul` stay named ops, and every
+    convolution, whatever its element type, is a `linalg.generic` carrying
+    backend-neutral markers (`amp_linalg.kind = "conv"`,
+    `amp_linalg.conv_strides`, `amp_linalg.conv_dilations`; the op that
+    initialises its output carries `amp_linalg.conv_init`). The CPU
+    backend's `amp-linalg-to-runtime-calls` calls oneDNN for the fp32 ones.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::scf::SCFDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect"
+  ];
+}
+
+#endif // AMP_CONVERSION_AMPTOLINALG_PASSES_TD

@@ -1,0 +1,113 @@
+//===- CpuProgram.h - compile and run amp programs on the CPU ---*- C++ -*-===//
+//
+// The execution layer of the CPU backend: load a model (ONNX or amp MLIR),
+// lower it with the named CPU pipeline, JIT-compile it with the weights
+// bound in place, and run it on host tensors. amp-run is a driver over
+// this; the Python package will be another.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_EXECUTION_CPUPROGRAM_H
+#define AMP_EXECUTION_CPUPROGRAM_H
+
+#include "amp/Runtime/HostTensor.h"
+#include "amp/Runtime/MemRefABI.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+
+namespace llvm {
+class SourceMgr;
+} // namespace llvm
+
+namespace mlir {
+class ExecutionEngine;
+} // namespace mlir
+
+namespace mlir::amp::execution {
+
+using amp_runtime::ElementType;
+using amp_runtime::Tensor;
+
+/// Imports an ONNX model (and runs the import cleanup pipeline) or parses an
+/// amp .mlir file registered with `sourceMgr`. Errors go to the context's
+/// diagnostic handler.
+FailureOr<OwningOpRef<ModuleOp>> loadModel(StringRef path,
+                                           MLIRContext &context,
+                                           llvm::SourceMgr &sourceMgr);
+
+/// The entry point: `main`, else the only public function; reports an
+/// error and returns null otherwise.
+func::FuncOp findEntry(ModuleOp module);
+
+/// The host element type of an MLIR element type (signedness kept).
+std::optional<ElementType> getElementType(Type type);
+/// The MLIR element type of a host element type.
+Type getMLIRType(ElementType type, MLIRContext *context);
+
+/// Reads a .npy file or an ONNX TensorProto .pb.
+llvm::Expected<Tensor> readTensorFile(StringRef path, MLIRContext *context);
+
+/// An input or output of a compiled program: its name (`amp.name`, else
+/// input_<i>/output_<i>) and type (amp level, dynamic sizes kept).
+struct TensorSignature {
+  std::string name;
+  RankedTensorType type;
+};
+
+/// A JIT-compiled amp program.
+class CpuProgram {
+public:
+  ~CpuProgram();
+
+  /// Lowers `module` (in place) with the CPU pipeline and JIT-compiles its
+  /// entry. `dumpLoweredPath`: also write the LLVM-dialect module there.
+  static FailureOr<std::unique_ptr<CpuProgram>>
+  compile(ModuleOp module, StringRef dumpLoweredPath = "");
+
+  ArrayRef<TensorSignature> getInputs() const { return inputs; }
+  ArrayRef<TensorSignature> getOutputs() const { return outputs; }
+
+  /// Checks `tensor` against input `index` ("input 'x' (source) has ...").
+  /// bf16 inputs also accept f32 tensors (bf16 travels as float32 in .npy
+  /// files); `prepareInput` converts them.
+  llvm::Error checkInput(unsigned index, const Tensor &tensor,
+                         StringRef source) const;
+  Tensor prepareInput(unsigned index, Tensor tensor) const;
+  /// Seeded random values for input `index` (dynamic sizes become 1).
+  Tensor makeRandomInput(unsigned index, std::mt19937_64 &rng) const;
+
+  /// Runs once on checked and prepared inputs.
+  void run(const std::vector<Tensor> &inputs,
+           std::vector<Tensor> &results) const;
+
+private:
+  CpuProgram();
+
+  SmallVector<TensorSignature> inputs, outputs;
+  std::vector<amp_runtime::ResultType> resultTypes;
+  std::unique_ptr<ExecutionEngine> engine;
+  void (*entryFunction)(void **) = nullptr;
+};
+
+/// How an output compares with its reference.
+struct Comparison {
+  /// Element types or shapes differ (then `message` says how).
+  bool mismatchedType = false;
+  std::string message;
+  double maxAbsError = 0, maxRelError = 0;
+  /// Elements beyond atol + rtol * |reference|.
+  int64_t mismatches = 0;
+};
+/// Compares `got` with `want` elementwise (NaN equals NaN, equal infinities
+/// match; a bf16 result may be compared with an f32 reference).
+Comparison compareTensors(const Tensor &got, const Tensor &want, double atol,
+                          double rtol);
+
+} // namespace mlir::amp::execution
+
+#endif // AMP_EXECUTION_CPUPROGRAM_H

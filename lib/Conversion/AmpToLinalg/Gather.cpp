@@ -1,0 +1,137 @@
+//===- Gather.cpp - Gather, GatherElements and GatherND -------------------===//
+
+#include "LoweringUtils.h"
+
+namespace mlir::amp::lowering {
+
+namespace {
+
+struct GatherOpLowering : public OpConversionPattern<GatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    auto dataType = cast<RankedTensorType>(data.getType());
+    auto indicesType = cast<RankedTensorType>(indices.getType());
+    int64_t r = dataType.getRank(), q = indicesType.getRank();
+    int64_t axis = normalizeAxis(op.getAxis(), r);
+    RankedTensorType type = convertedResultType(getTypeConverter(), op);
+    int64_t rank = type.getRank();
+    SmallVector<OpFoldResult> dataSizes = getSizes(rewriter, loc, data);
+    SmallVector<OpFoldResult> indexSizes = getSizes(rewriter, loc, indices);
+    SmallVector<OpFoldResult> sizes(dataSizes.begin(),
+                                    dataSizes.begin() + axis);
+    sizes.append(indexSizes.begin(), indexSizes.end());
+    sizes.append(dataSizes.begin() + axis + 1, dataSizes.end());
+    SmallVector<AffineExpr> indexExprs;
+    for (int64_t i = 0; i < q; ++i)
+      indexExprs.push_back(rewriter.getAffineDimExpr(axis + i));
+    Value axisDim = rewriter.create<tensor::DimOp>(loc, data, axis);
+    Value result = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{indices},
+        ValueRange{emptyTensor(rewriter, loc, type, sizes)},
+        SmallVector<AffineMap>{
+            AffineMap::get(rank, 0, indexExprs, rewriter.getContext()),
+            rewriter.getMultiDimIdentityMap(rank)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          SmallVector<Value> at;
+          for (int64_t i = 0; i < axis; ++i)
+            at.push_back(b.create<linalg::IndexOp>(l, i));
+          at.push_back(wrapIndex(b, l, toIndex(b, l, args[0]), axisDim));
+          for (int64_t i = axis + 1; i < r; ++i)
+            at.push_back(b.create<linalg::IndexOp>(l, i - 1 + q));
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<tensor::ExtractOp>(l, data, at)});
+        }).getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct GatherElementsOpLowering
+    : public OpConversionPattern<GatherElementsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GatherElementsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    int64_t rank = cast<RankedTensorType>(data.getType()).getRank();
+    int64_t axis = normalizeAxis(op.getAxis(), rank);
+    RankedTensorType type = convertedResultType(getTypeConverter(), op);
+    Value axisDim = rewriter.create<tensor::DimOp>(loc, data, axis);
+    Value result = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{indices},
+        ValueRange{emptyTensor(rewriter, loc, type,
+                               getSizes(rewriter, loc, indices))},
+        SmallVector<AffineMap>(2, rewriter.getMultiDimIdentityMap(rank)),
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          SmallVector<Value> at;
+          for (int64_t i = 0; i < rank; ++i)
+            at.push_back(i == axis
+                             ? wrapIndex(b, l, toIndex(b, l, args[0]), axisDim)
+                             : b.create<linalg::IndexOp>(l, i).getResult());
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<tensor::ExtractOp>(l, data, at)});
+        }).getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// GatherND: out[b..., i..., s...] = data[b..., indices[b..., i..., :], s...].
+struct GatherNDOpLowering : public OpConversionPattern<GatherNDOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GatherNDOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    auto dataType = cast<RankedTensorType>(data.getType());
+    auto indicesType = cast<RankedTensorType>(indices.getType());
+    int64_t r = dataType.getRank(), q = indicesType.getRank();
+    int64_t batch = op.getBatchDims();
+    int64_t k = indicesType.getDimSize(q - 1);
+    if (ShapedType::isDynamic(k))
+      return notLowerable(op, "the index depth is dynamic");
+    RankedTensorType type = convertedResultType(getTypeConverter(), op);
+    SmallVector<OpFoldResult> sizes;
+    SmallVector<OpFoldResult> indexSizes = getSizes(rewriter, loc, indices);
+    SmallVector<OpFoldResult> dataSizes = getSizes(rewriter, loc, data);
+    sizes.append(indexSizes.begin(), indexSizes.end() - 1);
+    sizes.append(dataSizes.begin() + batch + k, dataSizes.end());
+    SmallVector<Value> dataDims;
+    for (int64_t i = 0; i < r; ++i)
+      dataDims.push_back(rewriter.create<tensor::DimOp>(loc, data, i));
+    Value result = buildIndexGenerated(
+        rewriter, loc, type, sizes,
+        [&](OpBuilder &b, Location l, ValueRange outIndices) -> Value {
+          ValueRange outer = outIndices.take_front(q - 1);
+          SmallVector<Value> at(outer.begin(), outer.begin() + batch);
+          for (int64_t j = 0; j < k; ++j) {
+            SmallVector<Value> position(outer);
+            position.push_back(b.create<arith::ConstantIndexOp>(l, j));
+            at.push_back(
+                readIndex(b, l, indices, position, dataDims[batch + j]));
+          }
+          at.append(outIndices.begin() + (q - 1), outIndices.end());
+          return b.create<tensor::ExtractOp>(l, data, at);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateGatherPatterns(TypeConverter &converter,
+                            RewritePatternSet &patterns) {
+  patterns.add<GatherOpLowering, GatherElementsOpLowering, GatherNDOpLowering>(
+      converter, patterns.getContext());
+}
+
+} // namespace mlir::amp::lowering

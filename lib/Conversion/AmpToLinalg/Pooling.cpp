@@ -1,0 +1,309 @@
+//===- Pooling.cpp - MaxPool, AveragePool, LpPool and the global pools ----===//
+
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+namespace mlir::amp::lowering {
+
+namespace {
+
+/// A sliding-window reduction over the spatial dims of an already padded
+/// N, C, spatial... input: out[n, c, o] = combine over k of
+/// in[n, c, o * stride + k * dilation].
+Value buildWindowReduction(OpBuilder &b, Location loc, Value padded,
+                           RankedTensorType outType,
+                           ArrayRef<OpFoldResult> outSizes,
+                           ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                           ArrayRef<int64_t> dilations, Value init,
+                           ReduceCombine combine, ScalarBody map = nullptr) {
+  MLIRContext *context = b.getContext();
+  int64_t spatial = kernel.size();
+  int64_t nLoops = 2 + 2 * spatial;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, context); };
+  SmallVector<AffineExpr> inExprs = {d(0), d(1)}, winExprs, outExprs = {d(0),
+                                                                        d(1)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    inExprs.push_back(d(2 + i) * strides[i] + d(2 + spatial + i) * dilations[i]);
+    winExprs.push_back(d(2 + spatial + i));
+    outExprs.push_back(d(2 + i));
+  }
+  Value window = b.create<tensor::EmptyOp>(loc, kernel, b.getI1Type());
+  Value filled = filledTensor(b, loc, outType, outSizes, init);
+  SmallVector<utils::IteratorType> iterators(nLoops,
+                                             utils::IteratorType::parallel);
+  for (int64_t i = 2 + spatial; i < nLoops; ++i)
+    iterators[i] = utils::IteratorType::reduction;
+  Type acc = outType.getElementType();
+  return b
+      .create<linalg::GenericOp>(
+          loc, TypeRange{outType}, ValueRange{padded, window},
+          ValueRange{filled},
+          SmallVector<AffineMap>{AffineMap::get(nLoops, 0, inExprs, context),
+                                 AffineMap::get(nLoops, 0, winExprs, context),
+                                 AffineMap::get(nLoops, 0, outExprs, context)},
+          iterators,
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value x = toComputeType(nb, l, args[0]);
+            if (map)
+              x = map(nb, l, ValueRange{x});
+            Value a = toComputeType(nb, l, args[2]);
+            if (x.getType() != a.getType())
+              x = convertScalar(nb, l, x, a.getType(), false, false);
+            Value r = combine(nb, l, x, a);
+            nb.create<linalg::YieldOp>(
+                l, ValueRange{convertScalar(nb, l, r, acc, false, false)});
+          })
+      .getResult(0);
+}
+
+/// Shared by MaxPool, AveragePool and LpPool.
+struct PoolParams {
+  SmallVector<int64_t> kernel, strides, dilations, begin, end;
+  SmallVector<OpFoldResult> outSizes;
+};
+
+template <typename OpTy>
+FailureOr<PoolParams> getPoolParams(OpTy op, Value x,
+                                    RankedTensorType resultType,
+                                    OpBuilder &b) {
+  PoolParams p;
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t spatial = xType.getRank() - 2;
+  p.kernel.assign(op.getKernelShape().begin(), op.getKernelShape().end());
+  p.strides = attrOr(op.getStrides(), spatial, 1);
+  p.dilations = attrOr(op.getDilations(), spatial, 1);
+  auto pads = resolvePads(op, xType, op.getAutoPad(), op.getPads(), p.kernel,
+                          p.strides, p.dilations);
+  if (failed(pads))
+    return failure();
+  p.begin = pads->first;
+  p.end = pads->second;
+  // ceil_mode: pad the end so that the last window fits.
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t in = xType.getDimSize(i + 2), out = resultType.getDimSize(i + 2);
+    if (ShapedType::isDynamic(in) || ShapedType::isDynamic(out)) {
+      (void)notLowerable(op, "pooling over a dynamic spatial size");
+      return failure();
+    }
+    int64_t needed = (out - 1) * p.strides[i] +
+                     (p.kernel[i] - 1) * p.dilations[i] + 1;
+    int64_t have = in + p.begin[i] + p.end[i];
+    if (needed > have)
+      p.end[i] += needed - have;
+  }
+  p.outSizes.push_back(b.create<tensor::DimOp>(op.getLoc(), x, 0).getResult());
+  for (int64_t i = 1; i < resultType.getRank(); ++i)
+    p.outSizes.push_back(b.getIndexAttr(resultType.getDimSize(i)));
+  return p;
+}
+
+struct MaxPoolOpLowering : public OpConversionPattern<MaxPoolOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MaxPoolOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op.getIndices().use_empty())
+      return notLowerable(op, "the Indices output is used");
+    Location loc = op.getLoc();
+    Value x = adaptor.getX();
+    RankedTensorType resultType = convertedResultType(getTypeConverter(), op);
+    auto p = getPoolParams(op, x, resultType, rewriter);
+    if (failed(p))
+      return failure();
+    Type storage = resultType.getElementType();
+    bool isUnsigned = isUnsignedInt(getElementTypeOrSelf(op.getX()));
+    Value lowest = lowestValue(rewriter, loc, storage, isUnsigned);
+    Value padded = padSpatial(rewriter, loc, x, p->begin, p->end, lowest);
+    bool isFloat = isa<FloatType>(storage);
+    Value result = buildWindowReduction(
+        rewriter, loc, padded, resultType, p->outSizes, p->kernel, p->strides,
+        p->dilations, lowest,
+        [&](OpBuilder &b, Location l, Value v, Value a) -> Value {
+          if (isFloat)
+            return b.create<arith::MaximumFOp>(l, v, a);
+          if (isUnsigned)
+            return b.create<arith::MaxUIOp>(l, v, a);
+          return b.create<arith::MaxSIOp>(l, v, a);
+        });
+    rewriter.replaceOp(op, {result, Value()});
+    return success();
+  }
+};
+
+/// Number of window positions of output index `o` (an index value) that
+/// fall in [lo, hi) of the unpadded input coordinate system.
+Value windowCount(OpBuilder &b, Location loc, Value o, int64_t stride,
+                  int64_t dilation, int64_t kernel, int64_t padBegin,
+                  int64_t lo, int64_t hi) {
+  auto c = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); };
+  // start = o * stride - padBegin; positions start + k * dilation.
+  Value start = b.create<arith::SubIOp>(
+      loc, b.create<arith::MulIOp>(loc, o, c(stride)), c(padBegin));
+  // first k with start + k*d >= lo: ceil((lo - start) / d), at least 0.
+  Value first = b.create<arith::CeilDivSIOp>(
+      loc, b.create<arith::SubIOp>(loc, c(lo), start), c(dilation));
+  first = b.create<arith::MaxSIOp>(loc, first, c(0));
+  // last k with start + k*d <= hi - 1: floor((hi - 1 - start) / d).
+  Value lastK = b.create<arith::FloorDivSIOp>(
+      loc, b.create<arith::SubIOp>(loc, c(hi - 1), start), c(dilation));
+  lastK = b.create<arith::MinSIOp>(loc, lastK, c(kernel - 1));
+  Value count = b.create<arith::AddIOp>(
+      loc, b.create<arith::SubIOp>(loc, lastK, first), c(1));
+  return b.create<arith::MaxSIOp>(loc, count, c(0));
+}
+
+template <typename OpTy, bool isLp>
+struct AvgLpPoolOpLowering : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using OpAdaptor = typename OpConversionPattern<OpTy>::OpAdaptor;
+  LogicalResult
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getX();
+    auto xType = cast<RankedTensorType>(x.getType());
+    RankedTensorType resultType =
+        convertedResultType(this->getTypeConverter(), op);
+    auto p = getPoolParams(op, x, resultType, rewriter);
+    if (failed(p))
+      return failure();
+    Type storage = resultType.getElementType();
+    Type acc = accumulatorType(op, storage);
+    Value zero = constantScalar(rewriter, loc, storage, 0);
+    Value padded = padSpatial(rewriter, loc, x, p->begin, p->end, zero);
+    double power = 1;
+    if constexpr (isLp)
+      power = static_cast<double>(op.getP());
+    auto accType = resultType.clone(acc);
+    Value sum = buildWindowReduction(
+        rewriter, loc, padded, accType, p->outSizes, p->kernel, p->strides,
+        p->dilations, constantScalar(rewriter, loc, acc, 0),
+        [](OpBuilder &b, Location l, Value v, Value a) -> Value {
+          return b.create<arith::AddFOp>(l, v, a);
+        },
+        [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+          if (!isLp)
+            return v[0];
+          Value absV = b.create<math::AbsFOp>(l, v[0]);
+          return b.create<math::PowFOp>(
+              l, absV, constantScalar(b, l, absV.getType(), power));
+        });
+    int64_t spatial = p->kernel.size();
+    bool includePad = false;
+    if constexpr (!isLp)
+      includePad = op.getCountIncludePad() != 0;
+    PoolParams params = *p;
+    SmallVector<int64_t> inSizes(xType.getShape().drop_front(2));
+    // The ceil_mode padding is never counted; explicit pads are when
+    // count_include_pad is set.
+    auto pads = resolvePads(op, xType, op.getAutoPad(), op.getPads(),
+                            params.kernel, params.strides, params.dilations);
+    if (failed(pads))
+      return failure();
+    Value result = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{resultType}, ValueRange{sum},
+        ValueRange{emptyTensor(rewriter, loc, resultType, p->outSizes)},
+        SmallVector<AffineMap>(2, rewriter.getMultiDimIdentityMap(
+                                      resultType.getRank())),
+        SmallVector<utils::IteratorType>(resultType.getRank(),
+                                         utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value v = toComputeType(b, l, args[0]);
+          Value r;
+          if (isLp) {
+            r = b.create<math::PowFOp>(
+                l, v, constantScalar(b, l, v.getType(), 1.0 / power));
+          } else {
+            Value count = b.create<arith::ConstantIndexOp>(l, 1);
+            for (int64_t i = 0; i < spatial; ++i) {
+              int64_t lo = includePad ? -pads->first[i] : 0;
+              int64_t hi = includePad ? inSizes[i] + pads->second[i]
+                                      : inSizes[i];
+              Value o = b.create<linalg::IndexOp>(l, 2 + i);
+              count = b.create<arith::MulIOp>(
+                  l, count,
+                  windowCount(b, l, o, params.strides[i], params.dilations[i],
+                              params.kernel[i], params.begin[i], lo, hi));
+            }
+            Value countF = convertScalar(
+                b, l, b.create<arith::IndexCastOp>(l, b.getI64Type(), count),
+                v.getType(), false, false);
+            r = b.create<arith::DivFOp>(l, v, countF);
+          }
+          b.create<linalg::YieldOp>(
+              l, ValueRange{convertScalar(b, l, r, storage, false, false)});
+        }).getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+template <typename OpTy>
+struct GlobalPoolOpLowering : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using OpAdaptor = typename OpConversionPattern<OpTy>::OpAdaptor;
+  LogicalResult
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getX();
+    auto xType = cast<RankedTensorType>(x.getType());
+    int64_t rank = xType.getRank();
+    SmallVector<int64_t> axes;
+    for (int64_t i = 2; i < rank; ++i)
+      axes.push_back(i);
+    RankedTensorType resultType =
+        convertedResultType(this->getTypeConverter(), op);
+    Type storage = resultType.getElementType();
+    constexpr bool isMax = std::is_same_v<OpTy, GlobalMaxPoolOp>;
+    constexpr bool isLp = std::is_same_v<OpTy, GlobalLpPoolOp>;
+    Type acc = isMax ? storage : accumulatorType(op, storage);
+    double power = 2;
+    if constexpr (isLp)
+      power = static_cast<double>(op.getP());
+    Value reduced = buildReduction(
+        rewriter, loc, x, axes, acc,
+        isMax ? lowestValue(rewriter, loc, acc, false)
+              : constantScalar(rewriter, loc, acc, 0),
+        [&](OpBuilder &b, Location l, Value v, Value a) -> Value {
+          if (isMax)
+            return b.create<arith::MaximumFOp>(l, v, a);
+          return b.create<arith::AddFOp>(l, v, a);
+        },
+        [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+          if (!isLp)
+            return v[0];
+          return b.create<math::PowFOp>(
+              l, b.create<math::AbsFOp>(l, v[0]),
+              constantScalar(b, l, v[0].getType(), power));
+        });
+    Value count = countOver(rewriter, loc, x, axes, acc);
+    Value result = buildElementwise(
+        rewriter, loc, {reduced}, withElementType(reduced, storage),
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          if (isMax)
+            return a[0];
+          if (isLp)
+            return b.create<math::PowFOp>(
+                l, a[0], constantScalar(b, l, a[0].getType(), 1.0 / power));
+          return b.create<arith::DivFOp>(l, a[0], count);
+        });
+    rewriter.replaceOp(op, keepDims(rewriter, loc, result, rank, axes));
+    return success();
+  }
+};
+
+} // namespace
+
+void populatePoolingPatterns(TypeConverter &converter,
+                             RewritePatternSet &patterns) {
+  patterns.add<MaxPoolOpLowering, AvgLpPoolOpLowering<AveragePoolOp, false>,
+               AvgLpPoolOpLowering<LpPoolOp, true>,
+               GlobalPoolOpLowering<GlobalAveragePoolOp>,
+               GlobalPoolOpLowering<GlobalMaxPoolOp>,
+               GlobalPoolOpLowering<GlobalLpPoolOp>>(converter,
+                                                     patterns.getContext());
+}
+
+} // namespace mlir::amp::lowering

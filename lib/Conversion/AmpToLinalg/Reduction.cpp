@@ -1,0 +1,348 @@
+//===- Reduction.cpp - Reduce*, ArgMax/ArgMin and CumSum ------------------===//
+
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+namespace mlir::amp::lowering {
+
+Value buildArgReduce(OpBuilder &b, Location loc, Value input, int64_t axis,
+                     bool max, bool last, bool isUnsigned) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t rank = inputType.getRank();
+  Type compute = getComputeType(inputType.getElementType());
+  ReductionShape reduction = getReductionShape(b, loc, input, {axis});
+  ArrayRef<int64_t> shape = reduction.shape;
+  ArrayRef<OpFoldResult> sizes = reduction.sizes;
+  AffineMap outMap = reduction.outMap;
+  SmallVector<utils::IteratorType> iterators = reduction.iterators;
+  auto valueType = RankedTensorType::get(shape, compute);
+  auto indexType = RankedTensorType::get(shape, b.getI64Type());
+  Value values = filledTensor(
+      b, loc, valueType, sizes,
+      max ? lowestValue(b, loc, compute, isUnsigned)
+          : highestValue(b, loc, compute, isUnsigned));
+  Value indices = filledTensor(b, loc, indexType, sizes,
+                               constantScalar(b, loc, b.getI64Type(), -1));
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{valueType, indexType}, ValueRange{input},
+      ValueRange{values, indices},
+      SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank), outMap, outMap},
+      iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value x = toComputeType(nb, l, args[0]);
+        Value best = args[1], bestIndex = args[2];
+        Value index = nb.create<arith::IndexCastOp>(
+            l, nb.getI64Type(), nb.create<linalg::IndexOp>(l, axis));
+        Value better;
+        if (isa<FloatType>(compute)) {
+          auto strict = max ? arith::CmpFPredicate::OGT
+                            : arith::CmpFPredicate::OLT;
+          auto loose = max ? arith::CmpFPredicate::OGE
+                           : arith::CmpFPredicate::OLE;
+          better = nb.create<arith::CmpFOp>(l, last ? loose : strict, x,
+                                            best);
+        } else {
+          arith::CmpIPredicate strict, loose;
+          if (isUnsigned) {
+            strict = max ? arith::CmpIPredicate::ugt
+                         : arith::CmpIPredicate::ult;
+            loose = max ? arith::CmpIPredicate::uge
+                        : arith::CmpIPredicate::ule;
+          } else {
+            strict = max ? arith::CmpIPredicate::sgt
+                         : arith::CmpIPredicate::slt;
+            loose = max ? arith::CmpIPredicate::sge
+                        : arith::CmpIPredicate::sle;
+          }
+          better = nb.create<arith::CmpIOp>(l, last ? loose : strict, x,
+                                            best);
+        }
+        // The first element always wins over the initial value.
+        Value first = nb.create<arith::CmpIOp>(
+            l, arith::CmpIPredicate::slt, bestIndex,
+            constantScalar(nb, l, nb.getI64Type(), 0));
+        better = nb.create<arith::OrIOp>(l, better, first);
+        nb.create<linalg::YieldOp>(
+            l, ValueRange{nb.create<arith::SelectOp>(l, better, x, best),
+                          nb.create<arith::SelectOp>(l, better, index,
+                                                     bestIndex)});
+      });
+  return generic.getResult(1);
+}
+
+namespace {
+
+/// The axes of a reduction op; `std::nullopt` for a no-op reduction.
+FailureOr<std::optional<SmallVector<int64_t>>>
+getReduceAxes(Operation *op, Value axesOperand, int64_t rank,
+              bool noopWithEmptyAxes) {
+  SmallVector<int64_t> axes;
+  if (!isNone(axesOperand)) {
+    FailureOr<SmallVector<int64_t>> values = getConstantInts(axesOperand);
+    if (failed(values)) {
+      (void)notLowerable(op, "the axes input is not a constant");
+      return failure();
+    }
+    axes = *values;
+  }
+  if (axes.empty()) {
+    if (noopWithEmptyAxes)
+      return std::optional<SmallVector<int64_t>>();
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  }
+  for (int64_t &axis : axes)
+    axis = normalizeAxis(axis, rank);
+  llvm::sort(axes);
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  return std::optional<SmallVector<int64_t>>(axes);
+}
+
+enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp,
+                        SumSquare };
+
+template <typename OpTy, ReduceKind kind>
+struct ReduceOpLowering : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using OpAdaptor = typename OpConversionPattern<OpTy>::OpAdaptor;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getData();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = inputType.getRank();
+    auto axes = getReduceAxes(op, op.getAxes(), rank,
+                              op.getNoopWithEmptyAxes() != 0);
+    if (failed(axes))
+      return failure();
+    RankedTensorType resultType =
+        convertedResultType(this->getTypeConverter(), op);
+    Type storage = inputType.getElementType();
+    bool isUnsigned = isUnsignedInt(getElementTypeOrSelf(op.getData()));
+    if (!*axes) {
+      // noop_with_empty_axes: the input, converted like the reduction's
+      // elementwise part.
+      rewriter.replaceOp(op, convertTensor(rewriter, loc, input,
+                                           resultType.getElementType()));
+      return success();
+    }
+    ArrayRef<int64_t> reduceAxes = **axes;
+    Type acc = accumulatorType(op, storage);
+    bool isFloat = isa<FloatType>(storage);
+    Value init;
+    switch (kind) {
+    case ReduceKind::Max:
+      init = lowestValue(rewriter, loc, acc, isUnsigned);
+      break;
+    case ReduceKind::Min:
+      init = highestValue(rewriter, loc, acc, isUnsigned);
+      break;
+    case ReduceKind::Prod:
+      init = constantScalar(rewriter, loc, acc, 1);
+      break;
+    default:
+      init = constantScalar(rewriter, loc, acc, 0);
+    }
+    auto combine = [&](OpBuilder &b, Location l, Value x, Value a) -> Value {
+      switch (kind) {
+      case ReduceKind::Max:
+        if (isFloat)
+          return b.create<arith::MaximumFOp>(l, x, a);
+        return isUnsigned ? b.create<arith::MaxUIOp>(l, x, a).getResult()
+                          : b.create<arith::MaxSIOp>(l, x, a).getResult();
+      case ReduceKind::Min:
+        if (isFloat)
+          return b.create<arith::MinimumFOp>(l, x, a);
+        return isUnsigned ? b.create<arith::MinUIOp>(l, x, a).getResult()
+                          : b.create<arith::MinSIOp>(l, x, a).getResult();
+      case ReduceKind::Prod:
+        if (isFloat)
+          return b.create<arith::MulFOp>(l, x, a);
+        return b.create<arith::MulIOp>(l, x, a);
+      default:
+        if (isFloat)
+          return b.create<arith::AddFOp>(l, x, a);
+        return b.create<arith::AddIOp>(l, x, a);
+      }
+    };
+    auto map = [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+      Value x = args[0];
+      switch (kind) {
+      case ReduceKind::L1:
+        if (isFloat)
+          return b.create<math::AbsFOp>(l, x);
+        return isUnsigned ? x : signedIntAbs(b, l, x);
+      case ReduceKind::L2:
+      case ReduceKind::SumSquare:
+        if (isFloat)
+          return b.create<arith::MulFOp>(l, x, x);
+        return b.create<arith::MulIOp>(l, x, x);
+      case ReduceKind::LogSumExp:
+        return b.create<math::ExpOp>(l, x);
+      default:
+        return x;
+      }
+    };
+    Value reduced =
+        buildReduction(rewriter, loc, input, reduceAxes, acc, init, combine,
+                       map);
+    // Final scalar step, then round once to the result type.
+    Value count;
+    if (kind == ReduceKind::Mean)
+      count = countOver(rewriter, loc, input, reduceAxes, acc);
+    auto outType = withElementType(reduced, resultType.getElementType());
+    Value result = buildElementwise(
+        rewriter, loc, {reduced}, outType,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value x = args[0];
+          switch (kind) {
+          case ReduceKind::Mean:
+            if (isFloat)
+              return b.create<arith::DivFOp>(l, x, count);
+            return isUnsigned ? b.create<arith::DivUIOp>(
+                                     l, x, convertScalar(b, l, count,
+                                                         x.getType(), false,
+                                                         true))
+                                    .getResult()
+                              : b.create<arith::DivSIOp>(
+                                     l, x, convertScalar(b, l, count,
+                                                         x.getType(), false,
+                                                         false))
+                                    .getResult();
+          case ReduceKind::L2:
+            if (isFloat)
+              return b.create<math::SqrtOp>(l, x);
+            return convertScalar(
+                b, l,
+                b.create<math::SqrtOp>(
+                    l, convertScalar(b, l, x, b.getF64Type(), isUnsigned,
+                                     false)),
+                x.getType(), false, isUnsigned);
+          case ReduceKind::LogSum:
+          case ReduceKind::LogSumExp:
+            return b.create<math::LogOp>(l, x);
+          default:
+            return x;
+          }
+        },
+        isUnsigned);
+    if (op.getKeepdims() != 0)
+      result = keepDims(rewriter, loc, result, rank, reduceAxes);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// ArgMax / ArgMin along one axis.
+template <typename OpTy, bool isMax>
+struct ArgReduceOpLowering : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using OpAdaptor = typename OpConversionPattern<OpTy>::OpAdaptor;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getData();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = inputType.getRank();
+    int64_t axis = normalizeAxis(op.getAxis(), rank);
+    bool last = op.getSelectLastIndex() != 0;
+    bool isUnsigned = isUnsignedInt(getElementTypeOrSelf(op.getData()));
+    Value result = buildArgReduce(rewriter, loc, input, axis, isMax, last,
+                                  isUnsigned);
+    if (op.getKeepdims() != 0)
+      result = keepDims(rewriter, loc, result, rank, {axis});
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct CumSumOpLowering : public OpConversionPattern<CumSumOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CumSumOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto axisValues = getConstantInts(op.getAxis());
+    if (failed(axisValues) || axisValues->empty())
+      return notLowerable(op, "axis is not a constant");
+    Value x = adaptor.getX();
+    auto xType = cast<RankedTensorType>(x.getType());
+    int64_t rank = xType.getRank();
+    int64_t axis = normalizeAxis((*axisValues)[0], rank);
+    bool exclusive = op.getExclusive() != 0, reverse = op.getReverse() != 0;
+    RankedTensorType type = convertedResultType(getTypeConverter(), op);
+    Type storage = type.getElementType();
+    Type acc = accumulatorType(op, storage);
+    // out[.., i, ..] = sum over j of [j in prefix(i)] x[.., j, ..], with an
+    // extra reduction loop j (the cumulative axis is small in practice).
+    MLIRContext *context = rewriter.getContext();
+    SmallVector<AffineExpr> inExprs;
+    for (int64_t i = 0; i < rank; ++i)
+      inExprs.push_back(i == axis ? getAffineDimExpr(rank, context)
+                                  : getAffineDimExpr(i, context));
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    auto accType = type.clone(acc);
+    Value init = filledTensor(rewriter, loc, accType,
+                              getSizes(rewriter, loc, x),
+                              constantScalar(rewriter, loc, acc, 0));
+    Value sum = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{accType}, ValueRange{x}, ValueRange{init},
+        SmallVector<AffineMap>{AffineMap::get(rank + 1, 0, inExprs, context),
+                               rewriter.getMultiDimIdentityMap(rank + 1)
+                                   .getMajorSubMap(rank)},
+        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          Value i = b.create<linalg::IndexOp>(l, axis);
+          Value j = b.create<linalg::IndexOp>(l, rank);
+          arith::CmpIPredicate pred =
+              reverse ? (exclusive ? arith::CmpIPredicate::sgt
+                                   : arith::CmpIPredicate::sge)
+                      : (exclusive ? arith::CmpIPredicate::slt
+                                   : arith::CmpIPredicate::sle);
+          Value inside = b.create<arith::CmpIOp>(l, pred, j, i);
+          Value v = convertScalar(b, l, toComputeType(b, l, args[0]),
+                                  getComputeType(acc), false, false);
+          Value a = toComputeType(b, l, args[1]);
+          Value added = isa<FloatType>(a.getType())
+                            ? b.create<arith::AddFOp>(l, a, v).getResult()
+                            : b.create<arith::AddIOp>(l, a, v).getResult();
+          Value r = b.create<arith::SelectOp>(l, inside, added, a);
+          b.create<linalg::YieldOp>(
+              l, ValueRange{convertScalar(b, l, r, acc, false, false)});
+        }).getResult(0);
+    rewriter.replaceOp(op, acc == storage ? sum
+                                          : buildElementwise(
+                                                rewriter, loc, {sum}, type,
+                                                [](OpBuilder &, Location,
+                                                   ValueRange a) {
+                                                  return a[0];
+                                                }));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateReductionPatterns(TypeConverter &converter,
+                               RewritePatternSet &patterns) {
+  patterns.add<ReduceOpLowering<ReduceSumOp, ReduceKind::Sum>,
+               ReduceOpLowering<ReduceMeanOp, ReduceKind::Mean>,
+               ReduceOpLowering<ReduceMaxOp, ReduceKind::Max>,
+               ReduceOpLowering<ReduceMinOp, ReduceKind::Min>,
+               ReduceOpLowering<ReduceProdOp, ReduceKind::Prod>,
+               ReduceOpLowering<ReduceL1Op, ReduceKind::L1>,
+               ReduceOpLowering<ReduceL2Op, ReduceKind::L2>,
+               ReduceOpLowering<ReduceLogSumOp, ReduceKind::LogSum>,
+               ReduceOpLowering<ReduceLogSumExpOp, ReduceKind::LogSumExp>,
+               ReduceOpLowering<ReduceSumSquareOp, ReduceKind::SumSquare>,
+               ArgReduceOpLowering<ArgMaxOp, true>,
+               ArgReduceOpLowering<ArgMinOp, false>, CumSumOpLowering>(
+      converter, patterns.getContext());
+}
+
+} // namespace mlir::amp::lowering

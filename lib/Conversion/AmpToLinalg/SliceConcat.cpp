@@ -1,0 +1,238 @@
+//===- SliceConcat.cpp - Slice, Split and Concat --------------------------===//
+
+#include "LoweringUtils.h"
+
+namespace mlir::amp::lowering {
+
+namespace {
+
+struct ConcatOpLowering : public OpConversionPattern<ConcatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = convertedResultType(getTypeConverter(), op);
+    int64_t rank = type.getRank();
+    int64_t axis = normalizeAxis(op.getAxis(), rank);
+    ValueRange inputs = adaptor.getInputs();
+    SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, inputs[0]);
+    Value total = rewriter.create<arith::ConstantIndexOp>(loc, 0);
+    for (Value input : inputs)
+      total = rewriter.create<arith::AddIOp>(
+          loc, total, rewriter.create<tensor::DimOp>(loc, input, axis));
+    sizes[axis] = total;
+    Value result = emptyTensor(rewriter, loc, type, sizes);
+    Value offset = rewriter.create<arith::ConstantIndexOp>(loc, 0);
+    for (Value input : inputs) {
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+      offsets[axis] = offset;
+      SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+      SmallVector<OpFoldResult> inputSizes = getSizes(rewriter, loc, input);
+      result = rewriter.create<tensor::InsertSliceOp>(loc, input, result,
+                                                      offsets, inputSizes,
+                                                      strides);
+      offset = rewriter.create<arith::AddIOp>(
+          loc, offset, indexValue(rewriter, loc, inputSizes[axis]));
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct SplitOpLowering : public OpConversionPattern<SplitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SplitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = inputType.getRank();
+    int64_t axis = normalizeAxis(op.getAxis(), rank);
+    SmallVector<int64_t> parts;
+    if (!isNone(op.getSplit())) {
+      auto values = getConstantInts(op.getSplit());
+      if (failed(values))
+        return notLowerable(op, "the split input is not a constant");
+      parts = *values;
+    } else {
+      for (Value result : op.getOutputs()) {
+        int64_t size = cast<RankedTensorType>(result.getType()).getDimSize(axis);
+        if (ShapedType::isDynamic(size))
+          return notLowerable(op, "splitting a dynamic dimension");
+        parts.push_back(size);
+      }
+    }
+    SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, input);
+    SmallVector<Value> results;
+    int64_t offset = 0;
+    for (auto [i, part] : llvm::enumerate(parts)) {
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+      offsets[axis] = rewriter.getIndexAttr(offset);
+      SmallVector<OpFoldResult> partSizes(sizes);
+      partSizes[axis] = rewriter.getIndexAttr(part);
+      SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+      RankedTensorType type = convertedResultType(getTypeConverter(), op, i);
+      results.push_back(rewriter.create<tensor::ExtractSliceOp>(
+          loc, type, input, offsets, partSizes, strides));
+      offset += part;
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// Element `i` of a 1-D integer tensor as an index: a constant when the
+/// tensor is one, else read at run time.
+static OpFoldResult indexElement(OpBuilder &b, Location loc, Value tensor,
+                                 Value converted, int64_t i) {
+  auto values = getConstantInts(tensor);
+  if (succeeded(values))
+    return b.getIndexAttr((*values)[i]);
+  Value position = b.create<arith::ConstantIndexOp>(loc, i);
+  Value element = b.create<tensor::ExtractOp>(loc, converted, position);
+  return b.create<arith::IndexCastOp>(loc, b.getIndexType(), element)
+      .getResult();
+}
+
+struct SliceOpLowering : public OpConversionPattern<SliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value data = adaptor.getData();
+    auto type = cast<RankedTensorType>(data.getType());
+    int64_t rank = type.getRank();
+    auto startsType = cast<RankedTensorType>(op.getStarts().getType());
+    if (startsType.isDynamicDim(0))
+      return notLowerable(op, "the number of starts is not static");
+    int64_t count = startsType.getDimSize(0);
+    // The axes decide which dimensions are sliced and the step signs decide
+    // the clamping rules: both must be known. Starts and ends may be
+    // computed at run time (exports with dynamic sequence axes compute them
+    // from Shape).
+    SmallVector<int64_t> axes, steps(count, 1);
+    if (!isNone(op.getAxes())) {
+      auto values = getConstantInts(op.getAxes());
+      if (failed(values))
+        return notLowerable(op, "axes are not constants");
+      axes = *values;
+    } else {
+      for (int64_t i = 0; i < count; ++i)
+        axes.push_back(i);
+    }
+    if (!isNone(op.getSteps())) {
+      auto values = getConstantInts(op.getSteps());
+      if (failed(values))
+        return notLowerable(op, "steps are not constants");
+      steps = *values;
+    }
+    // Index arithmetic that folds when everything is constant.
+    auto value = [&](OpFoldResult v) {
+      return getValueOrCreateConstantIndexOp(rewriter, loc, v);
+    };
+    auto constant = [&](int64_t v) {
+      return rewriter.create<arith::ConstantIndexOp>(loc, v).getResult();
+    };
+    auto fold = [&](Value v) { return getAsOpFoldResult(v); };
+    auto clamp = [&](Value v, Value low, Value high) {
+      Value above = rewriter.createOrFold<arith::MaxSIOp>(loc, v, low);
+      return rewriter.createOrFold<arith::MinSIOp>(loc, above, high);
+    };
+    // A negative position counts from the end (INT64_MIN and INT64_MAX
+    // ends stay out of range and are clamped).
+    auto fromEnd = [&](Value v, Value dim) {
+      Value zero = constant(0);
+      Value isNegative = rewriter.createOrFold<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::slt, v, zero);
+      Value shifted = rewriter.createOrFold<arith::AddIOp>(loc, v, dim);
+      return rewriter.createOrFold<arith::SelectOp>(loc, isNegative, shifted,
+                                                    v);
+    };
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, data);
+    SmallVector<int64_t> stepOf(rank, 1);
+    bool negative = false;
+    for (auto [i, rawAxis] : llvm::enumerate(axes)) {
+      int64_t axis = normalizeAxis(rawAxis, rank);
+      int64_t step = steps[i];
+      if (step == 0)
+        return notLowerable(op, "a step is 0");
+      Value dim = value(sizes[axis]);
+      Value start = fromEnd(
+          value(indexElement(rewriter, loc, op.getStarts(), adaptor.getStarts(),
+                             i)),
+          dim);
+      Value end = fromEnd(value(indexElement(rewriter, loc, op.getEnds(),
+                                             adaptor.getEnds(), i)),
+                          dim);
+      Value zero = constant(0);
+      Value size;
+      if (step > 0) {
+        start = clamp(start, zero, dim);
+        end = clamp(end, zero, dim);
+        Value span = rewriter.createOrFold<arith::SubIOp>(loc, end, start);
+        size = rewriter.createOrFold<arith::CeilDivSIOp>(loc, span,
+                                                         constant(step));
+      } else {
+        Value last = rewriter.createOrFold<arith::SubIOp>(loc, dim, constant(1));
+        start = clamp(start, zero, last);
+        end = clamp(end, constant(-1), last);
+        Value span = rewriter.createOrFold<arith::SubIOp>(loc, start, end);
+        size = rewriter.createOrFold<arith::CeilDivSIOp>(loc, span,
+                                                         constant(-step));
+        negative = true;
+      }
+      size = rewriter.createOrFold<arith::MaxSIOp>(loc, size, zero);
+      stepOf[axis] = step;
+      offsets[axis] = fold(start);
+      sizes[axis] = fold(size);
+    }
+    RankedTensorType resultType = convertedResultType(getTypeConverter(), op);
+    Value result;
+    if (!negative) {
+      SmallVector<OpFoldResult> strides;
+      for (int64_t s : stepOf)
+        strides.push_back(rewriter.getIndexAttr(s));
+      result = rewriter.create<tensor::ExtractSliceOp>(loc, data, offsets,
+                                                       sizes, strides);
+    } else {
+      // Negative steps: index arithmetic in a generic.
+      SmallVector<int64_t> shape;
+      for (OpFoldResult size : sizes) {
+        std::optional<int64_t> known = getConstantIntValue(size);
+        shape.push_back(known ? *known : ShapedType::kDynamic);
+      }
+      auto sliceType = RankedTensorType::get(shape, type.getElementType());
+      result = buildIndexGenerated(
+          rewriter, loc, sliceType, sizes,
+          [&](OpBuilder &b, Location l, ValueRange outIndices) -> Value {
+            SmallVector<Value> indices;
+            for (int64_t i = 0; i < rank; ++i) {
+              Value scaled = b.create<arith::MulIOp>(
+                  l, outIndices[i],
+                  b.create<arith::ConstantIndexOp>(l, stepOf[i]));
+              indices.push_back(b.create<arith::AddIOp>(
+                  l, scaled, indexValue(b, l, offsets[i])));
+            }
+            return b.create<tensor::ExtractOp>(l, data, indices);
+          });
+    }
+    if (result.getType() != resultType)
+      result = rewriter.create<tensor::CastOp>(loc, resultType, result);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateSliceConcatPatterns(TypeConverter &converter,
+                                 RewritePatternSet &patterns) {
+  patterns.add<SliceOpLowering, SplitOpLowering, ConcatOpLowering>(
+      converter, patterns.getContext());
+}
+
+} // namespace mlir::amp::lowering

@@ -1,0 +1,383 @@
+//===- CpuProgram.cpp - compile and run amp programs on the CPU -----------===//
+
+#include "amp/Execution/CpuProgram.h"
+#include "amp/Pipelines/Pipelines.h"
+#include "amp/Runtime/CpuRuntime.h"
+#include "amp/Target/ONNX/ONNXImporter.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::amp;
+using namespace mlir::amp::execution;
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::amp::execution::loadModel(StringRef path, MLIRContext &context,
+                                llvm::SourceMgr &sourceMgr) {
+  OwningOpRef<ModuleOp> module;
+  bool isOnnx = isONNXFile(path);
+  if (isOnnx) {
+    module = importONNXFile(path, &context);
+  } else {
+    std::string errorMessage;
+    auto file = openInputFile(path, &errorMessage);
+    if (!file)
+      return emitError(UnknownLoc::get(&context)) << errorMessage, failure();
+    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  }
+  if (!module)
+    return failure();
+  if (isOnnx) {
+    PassManager pm(&context, ModuleOp::getOperationName(),
+                   OpPassManager::Nesting::Implicit);
+    buildImportCleanupPipeline(pm);
+    if (failed(pm.run(*module)))
+      return failure();
+  }
+  return module;
+}
+
+func::FuncOp mlir::amp::execution::findEntry(ModuleOp module) {
+  if (auto entry = module.lookupSymbol<func::FuncOp>("main"))
+    return entry;
+  SmallVector<func::FuncOp> publics;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      publics.push_back(func);
+  if (publics.size() != 1) {
+    module.emitError("no entry function: expected @main or exactly one "
+                     "public function");
+    return nullptr;
+  }
+  return publics.front();
+}
+
+//===----------------------------------------------------------------------===//
+// Host tensors
+//===----------------------------------------------------------------------===//
+
+std::optional<ElementType> mlir::amp::execution::getElementType(Type type) {
+  if (type.isF64())
+    return ElementType::F64;
+  if (type.isF32())
+    return ElementType::F32;
+  if (type.isF16())
+    return ElementType::F16;
+  if (type.isBF16())
+    return ElementType::BF16;
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer)
+    return std::nullopt;
+  bool isUnsigned = integer.isUnsigned();
+  switch (integer.getWidth()) {
+  case 1:
+    return ElementType::Bool;
+  case 8:
+    return isUnsigned ? ElementType::U8 : ElementType::I8;
+  case 16:
+    return isUnsigned ? ElementType::U16 : ElementType::I16;
+  case 32:
+    return isUnsigned ? ElementType::U32 : ElementType::I32;
+  case 64:
+    return isUnsigned ? ElementType::U64 : ElementType::I64;
+  default:
+    return std::nullopt;
+  }
+}
+
+Type mlir::amp::execution::getMLIRType(ElementType type,
+                                       MLIRContext *context) {
+  Builder b(context);
+  switch (type) {
+  case ElementType::F64: return b.getF64Type();
+  case ElementType::F32: return b.getF32Type();
+  case ElementType::F16: return b.getF16Type();
+  case ElementType::BF16: return b.getBF16Type();
+  case ElementType::Bool: return b.getI1Type();
+  case ElementType::I8: return b.getIntegerType(8);
+  case ElementType::I16: return b.getIntegerType(16);
+  case ElementType::I32: return b.getIntegerType(32);
+  case ElementType::I64: return b.getIntegerType(64);
+  case ElementType::U8: return b.getIntegerType(8, false);
+  case ElementType::U16: return b.getIntegerType(16, false);
+  case ElementType::U32: return b.getIntegerType(32, false);
+  case ElementType::U64: return b.getIntegerType(64, false);
+  }
+  return Type();
+}
+
+llvm::Expected<Tensor> mlir::amp::execution::readTensorFile(StringRef path,
+                                                            MLIRContext *context) {
+  auto fail = [&](const Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  };
+  if (path.ends_with(".npy")) {
+    Tensor tensor;
+    std::string error;
+    if (!amp_runtime::readNpy(path.str(), tensor, error))
+      return fail(error);
+    return tensor;
+  }
+  if (path.ends_with(".pb")) {
+    auto data = readONNXTensorFile(path, context);
+    if (!data)
+      return data.takeError();
+    std::optional<ElementType> type = getElementType(data->elementType);
+    if (!type)
+      return fail("'" + path + "': unsupported element type");
+    Tensor tensor;
+    tensor.elementType = *type;
+    tensor.shape.assign(data->shape.begin(), data->shape.end());
+    tensor.bytes = std::move(data->bytes);
+    return tensor;
+  }
+  return fail("'" + path +
+              "': unknown tensor file type (use .npy or an ONNX TensorProto "
+              ".pb)");
+}
+
+//===----------------------------------------------------------------------===//
+// Compilation
+//===----------------------------------------------------------------------===//
+
+/// Large constant globals (model weights) are left out of the LLVM module:
+/// each becomes an external declaration that the JIT resolves to the bytes
+/// the MLIR context already holds. LLVM then neither copies nor compiles
+/// megabytes of constants (ResNet-18 compiles in a fraction of the time).
+static llvm::StringMap<const void *> externalizeWeights(ModuleOp module) {
+  llvm::StringMap<const void *> symbols;
+  constexpr size_t kMinBytes = 1024;
+  module.walk([&](LLVM::GlobalOp global) {
+    if (!global.getConstant())
+      return;
+    Attribute value = global.getValueAttr();
+    const char *data = nullptr;
+    size_t bytes = 0;
+    if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(value)) {
+      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+      if (!blob)
+        return;
+      data = blob->getData().data();
+      bytes = blob->getData().size();
+    } else if (auto dense = dyn_cast_or_null<DenseElementsAttr>(value)) {
+      if (dense.isSplat() || dense.getElementType().isInteger(1))
+        return;
+      data = dense.getRawData().data();
+      bytes = dense.getRawData().size();
+    }
+    if (!data || bytes < kMinBytes)
+      return;
+    global->removeAttr(global.getValueAttrName());
+    global->removeAttr(global.getAlignmentAttrName());
+    global.setLinkage(LLVM::Linkage::External);
+    symbols[global.getSymName()] = data;
+  });
+  return symbols;
+}
+
+CpuProgram::CpuProgram() = default;
+CpuProgram::~CpuProgram() = default;
+
+FailureOr<std::unique_ptr<CpuProgram>>
+CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath) {
+  MLIRContext &context = *module->getContext();
+  func::FuncOp entry = findEntry(module);
+  if (!entry)
+    return failure();
+  std::unique_ptr<CpuProgram> program(new CpuProgram());
+  std::string entryName = entry.getSymName().str();
+  auto name = [](DictionaryAttr attrs, unsigned i, StringRef fallback) {
+    if (attrs)
+      if (auto n = attrs.getAs<StringAttr>("amp.name"))
+        return n.str();
+    return (fallback + Twine(i)).str();
+  };
+  for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    if (!tensorType || !getElementType(tensorType.getElementType())) {
+      entry.emitError("entry argument ") << i << " is not a ranked tensor";
+      return failure();
+    }
+    program->inputs.push_back(
+        {name(entry.getArgAttrDict(i), i, "input_"), tensorType});
+  }
+  for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    if (!tensorType || !getElementType(tensorType.getElementType())) {
+      entry.emitError("entry result ") << i << " is not a ranked tensor";
+      return failure();
+    }
+    program->outputs.push_back(
+        {name(entry.getResultAttrDict(i), i, "output_"), tensorType});
+    program->resultTypes.push_back(
+        {*getElementType(tensorType.getElementType()), tensorType.getRank()});
+  }
+  entry->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                 UnitAttr::get(&context));
+
+  PassManager lower(&context);
+  buildCpuLoweringPipeline(lower);
+  if (failed(lower.run(module)))
+    return failure();
+  if (!dumpLoweredPath.empty()) {
+    std::string errorMessage;
+    auto output = openOutputFile(dumpLoweredPath, &errorMessage);
+    if (!output)
+      return module.emitError(errorMessage), failure();
+    OpPrintingFlags flags;
+    flags.elideLargeElementsAttrs(16);
+    module->print(output->os(), flags);
+    output->keep();
+  }
+
+  // JIT compilation; weights stay in the MLIR context.
+  llvm::StringMap<const void *> weights = externalizeWeights(module);
+  ExecutionEngineOptions options;
+  options.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(module, options);
+  if (!engine)
+    return module.emitError("JIT compilation failed: ")
+               << llvm::toString(engine.takeError()),
+           failure();
+  program->engine = std::move(*engine);
+  program->engine->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    unsigned count;
+    const RuntimeSymbol *symbols = getCpuRuntimeSymbols(count);
+    for (unsigned i = 0; i < count; ++i)
+      map[interner(symbols[i].name)] = {
+          llvm::orc::ExecutorAddr::fromPtr(symbols[i].address),
+          llvm::JITSymbolFlags::Exported};
+    for (const auto &weight : weights)
+      map[interner(weight.getKey())] = {
+          llvm::orc::ExecutorAddr::fromPtr(weight.getValue()),
+          llvm::JITSymbolFlags::Exported};
+    // Strided copies (memref.copy) call MLIR's C runner utils.
+    map[interner("memrefCopy")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+        llvm::JITSymbolFlags::Exported};
+    return map;
+  });
+  // ORC compiles on first lookup: do it here so that compiling includes
+  // code generation and a missing symbol is reported before running.
+  auto entryFn = program->engine->lookupPacked("_mlir_ciface_" + entryName);
+  if (!entryFn)
+    return module.emitError("JIT compilation failed: ")
+               << llvm::toString(entryFn.takeError()),
+           failure();
+  program->entryFunction = *entryFn;
+  return program;
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+llvm::Error CpuProgram::checkInput(unsigned index, const Tensor &tensor,
+                                   StringRef source) const {
+  const TensorSignature &sig = inputs[index];
+  ElementType expected = *getElementType(sig.type.getElementType());
+  // bf16 travels as float32 in .npy files.
+  bool bf16AsF32 = expected == ElementType::BF16 &&
+                   tensor.elementType == ElementType::F32;
+  auto fail = [&](const Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "input '" + sig.name + "' (" + source +
+                                       ") " + message);
+  };
+  if (tensor.elementType != expected && !bf16AsF32)
+    return fail(Twine("has element type ") +
+                amp_runtime::getElementTypeName(tensor.elementType) +
+                " but the model expects " +
+                amp_runtime::getElementTypeName(expected));
+  bool ok = static_cast<int64_t>(tensor.shape.size()) == sig.type.getRank();
+  for (int64_t i = 0; ok && i < sig.type.getRank(); ++i)
+    ok = sig.type.isDynamicDim(i) || sig.type.getDimSize(i) == tensor.shape[i];
+  if (!ok)
+    return fail("has shape " + amp_runtime::formatShape(tensor.shape) +
+                " but the model expects " +
+                amp_runtime::formatShape(std::vector<int64_t>(
+                    sig.type.getShape().begin(), sig.type.getShape().end())));
+  return llvm::Error::success();
+}
+
+Tensor CpuProgram::prepareInput(unsigned index, Tensor tensor) const {
+  if (inputs[index].type.getElementType().isBF16() &&
+      tensor.elementType == ElementType::F32)
+    return amp_runtime::convertF32Tensor(tensor, ElementType::BF16);
+  return tensor;
+}
+
+Tensor CpuProgram::makeRandomInput(unsigned index,
+                                   std::mt19937_64 &rng) const {
+  RankedTensorType type = inputs[index].type;
+  std::vector<int64_t> shape;
+  for (int64_t d : type.getShape())
+    shape.push_back(ShapedType::isDynamic(d) ? 1 : d);
+  return amp_runtime::makeRandomTensor(
+      *getElementType(type.getElementType()), shape, rng);
+}
+
+void CpuProgram::run(const std::vector<Tensor> &args,
+                     std::vector<Tensor> &results) const {
+  amp_runtime::callPacked(entryFunction, args, resultTypes, results);
+}
+
+Comparison mlir::amp::execution::compareTensors(const Tensor &got,
+                                                const Tensor &want,
+                                                double atol, double rtol) {
+  Comparison result;
+  bool typeOk = got.elementType == want.elementType ||
+                (got.elementType == ElementType::BF16 &&
+                 want.elementType == ElementType::F32);
+  if (!typeOk) {
+    result.mismatchedType = true;
+    result.message =
+        std::string("element type ") +
+        amp_runtime::getElementTypeName(got.elementType) +
+        " but the reference is " +
+        amp_runtime::getElementTypeName(want.elementType);
+    return result;
+  }
+  if (got.shape != want.shape) {
+    result.mismatchedType = true;
+    result.message = "shape " + amp_runtime::formatShape(got.shape) +
+                     " but the reference is " +
+                     amp_runtime::formatShape(want.shape);
+    return result;
+  }
+  for (int64_t j = 0; j < got.getNumElements(); ++j) {
+    double a = got.getAsDouble(j), b = want.getAsDouble(j);
+    if (std::isnan(a) && std::isnan(b))
+      continue;
+    if (a == b)
+      continue; // equal infinities
+    double diff = std::fabs(a - b);
+    if (std::isnan(diff))
+      diff = INFINITY;
+    result.maxAbsError = std::max(result.maxAbsError, diff);
+    if (b != 0)
+      result.maxRelError = std::max(result.maxRelError, diff / std::fabs(b));
+    if (!(diff <= atol + rtol * std::fabs(b)))
+      ++result.mismatches;
+  }
+  return result;
+}

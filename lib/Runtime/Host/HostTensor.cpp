@@ -1,0 +1,319 @@
+//===- HostTensor.cpp - tensors in host memory and .npy files -------------===//
+
+#include "amp/Runtime/HostTensor.h"
+#include "amp/Runtime/FloatConversion.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <optional>
+
+using namespace amp_runtime;
+
+size_t amp_runtime::getElementBytes(ElementType type) {
+  switch (type) {
+  case ElementType::F64:
+  case ElementType::I64:
+  case ElementType::U64:
+    return 8;
+  case ElementType::F32:
+  case ElementType::I32:
+  case ElementType::U32:
+    return 4;
+  case ElementType::F16:
+  case ElementType::BF16:
+  case ElementType::I16:
+  case ElementType::U16:
+    return 2;
+  case ElementType::Bool:
+  case ElementType::I8:
+  case ElementType::U8:
+    return 1;
+  }
+  return 1;
+}
+
+bool amp_runtime::isFloatType(ElementType type) {
+  return type == ElementType::F64 || type == ElementType::F32 ||
+         type == ElementType::F16 || type == ElementType::BF16;
+}
+
+bool amp_runtime::isUnsignedType(ElementType type) {
+  return type == ElementType::U8 || type == ElementType::U16 ||
+         type == ElementType::U32 || type == ElementType::U64;
+}
+
+const char *amp_runtime::getElementTypeName(ElementType type) {
+  switch (type) {
+  case ElementType::F64: return "f64";
+  case ElementType::F32: return "f32";
+  case ElementType::F16: return "f16";
+  case ElementType::BF16: return "bf16";
+  case ElementType::Bool: return "i1";
+  case ElementType::I8: return "i8";
+  case ElementType::I16: return "i16";
+  case ElementType::I32: return "i32";
+  case ElementType::I64: return "i64";
+  case ElementType::U8: return "ui8";
+  case ElementType::U16: return "ui16";
+  case ElementType::U32: return "ui32";
+  case ElementType::U64: return "ui64";
+  }
+  return "?";
+}
+
+std::string amp_runtime::formatShape(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += shape[i] < 0 ? "?" : std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+double Tensor::getAsDouble(int64_t i) const {
+  const char *p = bytes.data() + i * getElementBytes(elementType);
+  auto load = [&](auto value) {
+    std::memcpy(&value, p, sizeof(value));
+    return value;
+  };
+  switch (elementType) {
+  case ElementType::F64: return load(double());
+  case ElementType::F32: return load(float());
+  case ElementType::F16: return halfBitsToFloat(load(uint16_t()));
+  case ElementType::BF16: return bfloat16BitsToFloat(load(uint16_t()));
+  case ElementType::Bool: return *p ? 1 : 0;
+  case ElementType::I8: return load(int8_t());
+  case ElementType::I16: return load(int16_t());
+  case ElementType::I32: return load(int32_t());
+  case ElementType::I64: return static_cast<double>(load(int64_t()));
+  case ElementType::U8: return load(uint8_t());
+  case ElementType::U16: return load(uint16_t());
+  case ElementType::U32: return load(uint32_t());
+  case ElementType::U64: return static_cast<double>(load(uint64_t()));
+  }
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// .npy files
+//===----------------------------------------------------------------------===//
+
+/// numpy descr <-> element type. bf16 has no numpy type: it is read and
+/// written as float32 (exact on output, rounded to nearest even on input).
+static std::optional<ElementType> typeFromDescr(const std::string &descr) {
+  if (descr.size() < 3 || (descr[0] != '<' && descr[0] != '|'))
+    return std::nullopt;
+  std::string kind = descr.substr(1);
+  static const struct {
+    const char *kind;
+    ElementType type;
+  } table[] = {{"f2", ElementType::F16}, {"f4", ElementType::F32},
+               {"f8", ElementType::F64}, {"b1", ElementType::Bool},
+               {"i1", ElementType::I8},  {"i2", ElementType::I16},
+               {"i4", ElementType::I32}, {"i8", ElementType::I64},
+               {"u1", ElementType::U8},  {"u2", ElementType::U16},
+               {"u4", ElementType::U32}, {"u8", ElementType::U64}};
+  for (const auto &entry : table)
+    if (kind == entry.kind)
+      return entry.type;
+  return std::nullopt;
+}
+
+static std::string descrFromType(ElementType type) {
+  switch (type) {
+  case ElementType::F16: return "<f2";
+  case ElementType::F32:
+  case ElementType::BF16: return "<f4";
+  case ElementType::F64: return "<f8";
+  case ElementType::Bool: return "|b1";
+  default: break;
+  }
+  size_t bytes = getElementBytes(type);
+  char kind = isUnsignedType(type) ? 'u' : 'i';
+  return (bytes == 1 ? "|" : "<") + std::string(1, kind) +
+         std::to_string(bytes);
+}
+
+bool amp_runtime::readNpy(const std::string &path, Tensor &tensor,
+                           std::string &error) {
+  auto fail = [&](const std::string &why) {
+    error = "'" + path + "': " + why;
+    return false;
+  };
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return fail("cannot read: " + std::string(std::strerror(errno)));
+  std::string data((std::istreambuf_iterator<char>(file)),
+                   std::istreambuf_iterator<char>());
+  if (data.size() < 10 || data.compare(0, 6, "\x93NUMPY") != 0)
+    return fail("not a .npy file");
+  unsigned major = static_cast<unsigned char>(data[6]);
+  size_t headerLength, headerStart;
+  if (major == 1) {
+    headerLength = static_cast<unsigned char>(data[8]) |
+                   static_cast<unsigned char>(data[9]) << 8;
+    headerStart = 10;
+  } else {
+    if (data.size() < 12)
+      return fail("truncated header");
+    headerLength = 0;
+    for (int i = 0; i < 4; ++i)
+      headerLength |= static_cast<size_t>(
+                          static_cast<unsigned char>(data[8 + i]))
+                      << (8 * i);
+    headerStart = 12;
+  }
+  if (data.size() < headerStart + headerLength)
+    return fail("truncated header");
+  std::string header = data.substr(headerStart, headerLength);
+  // The text after "'key':", spaces skipped.
+  auto field = [&](const std::string &key) -> std::string {
+    size_t at = header.find("'" + key + "'");
+    if (at == std::string::npos)
+      return {};
+    size_t start = header.find_first_not_of(" :", at + key.size() + 2);
+    return start == std::string::npos ? std::string() : header.substr(start);
+  };
+  std::string descr = field("descr");
+  if (descr.empty() || descr[0] != '\'')
+    return fail("header has no descr");
+  descr = descr.substr(1, descr.find('\'', 1) - 1);
+  if (field("fortran_order").rfind("True", 0) == 0)
+    return fail("Fortran-ordered arrays are not supported (save a "
+                "C-contiguous array)");
+  std::optional<ElementType> type = typeFromDescr(descr);
+  if (!type)
+    return fail("unsupported dtype '" + descr + "' (little-endian bool, "
+                "int, uint and float arrays are supported)");
+  std::string shapeText = field("shape");
+  if (shapeText.empty() || shapeText[0] != '(')
+    return fail("header has no shape");
+  shapeText = shapeText.substr(1, shapeText.find(')') - 1);
+  tensor = Tensor();
+  tensor.elementType = *type;
+  size_t pos = 0;
+  while (pos < shapeText.size()) {
+    size_t comma = shapeText.find(',', pos);
+    std::string part = shapeText.substr(
+        pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    pos = comma == std::string::npos ? shapeText.size() : comma + 1;
+    size_t first = part.find_first_not_of(' ');
+    if (first == std::string::npos)
+      continue;
+    part = part.substr(first, part.find_last_not_of(' ') - first + 1);
+    char *end = nullptr;
+    long long dim = std::strtoll(part.c_str(), &end, 10);
+    if (*end != '\0' || dim < 0)
+      return fail("bad shape '" + shapeText + "'");
+    tensor.shape.push_back(dim);
+  }
+  size_t needed =
+      static_cast<size_t>(tensor.getNumElements()) * getElementBytes(*type);
+  size_t payload = data.size() - headerStart - headerLength;
+  if (payload != needed)
+    return fail("holds " + std::to_string(payload) + " bytes of data but " +
+                formatShape(tensor.shape) + " " + descr + " needs " +
+                std::to_string(needed));
+  tensor.bytes.assign(data.begin() + headerStart + headerLength, data.end());
+  return true;
+}
+
+bool amp_runtime::writeNpy(const std::string &path, const Tensor &tensor,
+                            std::string &error) {
+  std::string shape = "(";
+  for (int64_t d : tensor.shape)
+    shape += std::to_string(d) + ", ";
+  if (tensor.shape.size() > 1)
+    shape.resize(shape.size() - 2);
+  else if (tensor.shape.size() == 1)
+    shape.resize(shape.size() - 1);
+  shape += ")";
+  std::string header = "{'descr': '" + descrFromType(tensor.elementType) +
+                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::string partial = path + ".partial";
+  {
+    std::ofstream os(partial, std::ios::binary | std::ios::trunc);
+    if (!os) {
+      error = "cannot write '" + path + "': " + std::strerror(errno);
+      return false;
+    }
+    os << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff)
+       << char(header.size() >> 8) << header;
+    if (tensor.elementType == ElementType::BF16) {
+      for (size_t i = 0; i < tensor.bytes.size(); i += 2) {
+        uint16_t bits;
+        std::memcpy(&bits, tensor.bytes.data() + i, 2);
+        float f = bfloat16BitsToFloat(bits);
+        os.write(reinterpret_cast<const char *>(&f), 4);
+      }
+    } else {
+      os.write(tensor.bytes.data(), tensor.bytes.size());
+    }
+    if (!os.flush()) {
+      error = "cannot write '" + path + "': " + std::strerror(errno);
+      std::remove(partial.c_str());
+      return false;
+    }
+  }
+  if (std::rename(partial.c_str(), path.c_str()) != 0) {
+    error = "cannot write '" + path + "': " + std::strerror(errno);
+    std::remove(partial.c_str());
+    return false;
+  }
+  return true;
+}
+
+Tensor amp_runtime::convertF32Tensor(const Tensor &tensor, ElementType type) {
+  Tensor converted;
+  converted.elementType = type;
+  converted.shape = tensor.shape;
+  size_t count = static_cast<size_t>(tensor.getNumElements());
+  converted.bytes.resize(count * 2);
+  convertFloats(reinterpret_cast<const float *>(tensor.bytes.data()),
+                reinterpret_cast<uint16_t *>(converted.bytes.data()), count,
+                type == ElementType::BF16 ? LowFloatKind::BF16
+                                          : LowFloatKind::F16,
+                /*clampToFinite=*/false);
+  return converted;
+}
+
+Tensor amp_runtime::makeRandomTensor(ElementType type,
+                                      const std::vector<int64_t> &shape,
+                                      std::mt19937_64 &rng) {
+  Tensor t;
+  t.elementType = type;
+  t.shape = shape;
+  size_t eb = getElementBytes(type);
+  int64_t count = t.getNumElements();
+  t.bytes.resize(count * eb);
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int> small(0, 9);
+  for (int64_t i = 0; i < count; ++i) {
+    char *p = t.bytes.data() + i * eb;
+    if (type == ElementType::F32) {
+      float v = static_cast<float>(real(rng));
+      std::memcpy(p, &v, 4);
+    } else if (type == ElementType::F64) {
+      double v = real(rng);
+      std::memcpy(p, &v, 8);
+    } else if (type == ElementType::F16) {
+      uint16_t bits = floatToHalfBits(static_cast<float>(real(rng)));
+      std::memcpy(p, &bits, 2);
+    } else if (type == ElementType::BF16) {
+      uint16_t bits = floatToBFloat16Bits(static_cast<float>(real(rng)));
+      std::memcpy(p, &bits, 2);
+    } else if (type == ElementType::Bool) {
+      *p = small(rng) % 2;
+    } else {
+      int64_t v = small(rng);
+      std::memcpy(p, &v, eb);
+    }
+  }
+  return t;
+}
