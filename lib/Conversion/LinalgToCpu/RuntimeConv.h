@@ -21,7 +21,7 @@ inline bool isRuntimeConv(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   if (!linalgOp || !marker::isConv(op) || linalgOp.getNumDpsInits() != 1)
     return false;
-  if (false)
+  if (!getElementTypeOrSelf(linalgOp.getDpsInits()[0].getType()).isF32())
     return false;
   auto strides = op->getAttrOfType<DenseI64ArrayAttr>(marker::kConvStridesAttr);
   return !strides || strides.size() <= 3;

@@ -13,6 +13,7 @@
 #include "amp/Target/ONNX/ONNXImporter.h"
 
 #include "ONNXImporterInternal.h"
+#include "ONNXVersionRules.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -33,6 +34,7 @@
 
 using namespace mlir;
 using namespace mlir::amp;
+using onnx_versions::findAttribute;
 using llvm::SmallVector;
 using llvm::StringRef;
 
@@ -220,14 +222,18 @@ canonicalAttributeText(const onnx::AttributeProto &attr) {
   }
 }
 
+class ExporterNodeWriter;
+
 class ONNXExporter {
 public:
   ONNXExporter(ModuleOp module, const ONNXExportOptions &options)
       : module(module), options(options) {}
 
   LogicalResult run(StringRef path);
+  int64_t getOpset() const { return opset; }
 
 private:
+  friend class ExporterNodeWriter;
   LogicalResult exportFunction(func::FuncOp func, onnx::GraphProto &graph);
   LogicalResult exportBlock(Block &block, onnx::GraphProto &graph,
                             ValueRange outputs,
@@ -282,6 +288,32 @@ private:
   SmallVector<Initializer> initializers;
   /// Per constant, how many of its uses were written as an attribute.
   DenseMap<Value, unsigned> attributeUses;
+};
+
+
+/// The writer's side of the version rules (ONNXVersionRules.h).
+class ExporterNodeWriter : public onnx_versions::NodeWriter {
+public:
+  ExporterNodeWriter(ONNXExporter &exporter, Operation *op,
+                     onnx::NodeProto &node, onnx::GraphProto &graph)
+      : NodeWriter(op, node, graph, exporter.getOpset()), exporter(exporter) {}
+
+  FailureOr<SmallVector<int64_t>>
+  takeConstantInput(unsigned index, StringRef what) override {
+    return exporter.takeConstantInput(op, node, index, what);
+  }
+  void inputBecameAttribute(unsigned index) override {
+    exporter.inputBecameAttribute(op, index);
+  }
+  std::string uniqueValueName(StringRef base) override {
+    return exporter.uniqueValueName(base);
+  }
+  std::string uniqueNodeName(StringRef base) override {
+    return exporter.uniqueNodeName(base);
+  }
+
+private:
+  ONNXExporter &exporter;
 };
 
 } // namespace
@@ -517,32 +549,6 @@ void ONNXExporter::removeUnusedInitializers() {
   }
 }
 
-static void addIntsAttribute(onnx::NodeProto &node, StringRef name,
-                             ArrayRef<int64_t> values) {
-  auto *attr = node.add_attribute();
-  attr->set_name(name.str());
-  attr->set_type(onnx::AttributeProto::INTS);
-  for (int64_t value : values)
-    attr->add_ints(value);
-}
-
-static void removeAttribute(onnx::NodeProto &node, StringRef name) {
-  auto *attrs = node.mutable_attribute();
-  for (int i = 0; i < attrs->size(); ++i)
-    if (attrs->Get(i).name() == name) {
-      attrs->DeleteSubrange(i, 1);
-      return;
-    }
-}
-
-static const onnx::AttributeProto *findAttribute(const onnx::NodeProto &node,
-                                                 StringRef name) {
-  for (const auto &attr : node.attribute())
-    if (attr.name() == name)
-      return &attr;
-  return nullptr;
-}
-
 LogicalResult ONNXExporter::downgradeForOpset(Operation *op,
                                               onnx::NodeProto &node,
                                               onnx::GraphProto &graph) {
@@ -580,146 +586,11 @@ LogicalResult ONNXExporter::downgradeForOpset(Operation *op,
         if (failed(check(tensor.getElementType())))
           return failure();
   }
-  bool isReduce = type.starts_with("Reduce");
-  if ((isReduce && type != "ReduceSum" && opset < 18) ||
-      (type == "ReduceSum" && opset < 13)) {
-    auto axes = takeConstantInput(op, node, 1, "axes");
-    if (failed(axes))
-      return failure();
-    if (!axes->empty())
-      addIntsAttribute(node, "axes", *axes);
-    if (const auto *noop = findAttribute(node, "noop_with_empty_axes")) {
-      if (noop->i() != 0)
-        return op->emitError() << "cannot export: noop_with_empty_axes needs "
-                                  "opset 18";
-      removeAttribute(node, "noop_with_empty_axes");
-    }
-  }
-  if ((type == "Squeeze" || type == "Unsqueeze") && opset < 13) {
-    auto axes = takeConstantInput(op, node, 1, "axes");
-    if (failed(axes))
-      return failure();
-    if (!axes->empty())
-      addIntsAttribute(node, "axes", *axes);
-  }
-  if (type == "Split") {
-    bool hasSizes = node.input_size() > 1 && !node.input(1).empty();
-    if (opset < 13) {
-      auto sizes = takeConstantInput(op, node, 1, "split");
-      if (failed(sizes))
-        return failure();
-      if (!sizes->empty())
-        addIntsAttribute(node, "split", *sizes);
-    }
-    // num_outputs exists from opset 18 and excludes the sizes input.
-    if (opset < 18 || hasSizes)
-      removeAttribute(node, "num_outputs");
-  }
-  if (type == "Dropout" && opset < 12) {
-    if (node.input_size() > 2 && !node.input(2).empty())
-      return op->emitError() << "cannot export: training_mode needs opset 12";
-    if (node.input_size() > 1 && !node.input(1).empty()) {
-      DenseFPElementsAttr ratio;
-      if (!matchPattern(op->getOperand(1), m_Constant(&ratio)) ||
-          ratio.getNumElements() != 1)
-        return op->emitError() << "cannot export: the ratio must be a "
-                                  "constant scalar before opset 12";
-      auto *attr = node.add_attribute();
-      attr->set_name("ratio");
-      attr->set_type(onnx::AttributeProto::FLOAT);
-      attr->set_f((*ratio.value_begin<APFloat>()).convertToDouble());
-      node.mutable_input(1)->clear();
-      inputBecameAttribute(op, 1);
-    }
-  }
-  if ((type == "Softmax" || type == "LogSoftmax" || type == "Hardmax") &&
-      opset < 13) {
-    // Before opset 13 these ops flatten the input to 2-D at `axis` (default
-    // 1) and normalise each row. That equals the per-axis form only for the
-    // last axis, so another axis is moved last and back by two Transposes.
-    int64_t rank =
-        cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
-    const auto *axisAttr = findAttribute(node, "axis");
-    int64_t axis = axisAttr ? axisAttr->i() : 1;
-    if (axis < 0)
-      axis += rank;
-    removeAttribute(node, "axis");
-    auto *newAxis = node.add_attribute();
-    newAxis->set_name("axis");
-    newAxis->set_type(onnx::AttributeProto::INT);
-    newAxis->set_i(std::max<int64_t>(rank - 1, 0));
-    if (rank > 0 && axis != rank - 1) {
-      SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-      std::swap(perm[axis], perm[rank - 1]);
-      auto addTranspose = [&](const std::string &from, const std::string &to) {
-        onnx::NodeProto &transpose = *graph.add_node();
-        transpose.set_op_type("Transpose");
-        transpose.set_name(uniqueNodeName(node.name() + "_axis_last"));
-        transpose.add_input(from);
-        transpose.add_output(to);
-        addIntsAttribute(transpose, "perm", perm);
-      };
-      std::string input = node.input(0), output = node.output(0);
-      std::string movedIn = uniqueValueName(input + "_axis_last");
-      std::string movedOut = uniqueValueName(output + "_axis_last");
-      // The node is the graph's last; its input Transpose goes before it.
-      addTranspose(input, movedIn);
-      int count = graph.node_size();
-      graph.mutable_node()->SwapElements(count - 1, count - 2);
-      node.set_input(0, movedIn);
-      node.set_output(0, movedOut);
-      addTranspose(movedOut, output);
-    }
-  }
-  if (type == "GroupNormalization" && opset < 21)
-    return op->emitError()
-           << "cannot export: GroupNormalization before opset 21 takes one "
-              "scale and bias per group, amp's form one per channel (use "
-              "--amp-export-opset=21 or newer)";
-  if (type == "GridSample" && opset < 20) {
-    // The interpolation modes were renamed at opset 20.
-    for (auto &attr : *node.mutable_attribute())
-      if (attr.name() == "mode") {
-        if (attr.s() == "linear")
-          attr.set_s("bilinear");
-        else if (attr.s() == "cubic")
-          attr.set_s("bicubic");
-      }
-  }
-  if (type == "Resize" && opset < 13) {
-    // roi and scales are required inputs before opset 13 (empty when
-    // unused).
-    for (int index : {1, 2}) {
-      while (node.input_size() <= index)
-        node.add_input("");
-      if (!node.input(index).empty())
-        continue;
-      onnx::TensorProto *empty = graph.add_initializer();
-      empty->set_name(uniqueValueName(node.name() +
-                                      (index == 1 ? "_roi" : "_scales")));
-      empty->set_data_type(onnx::TensorProto::FLOAT);
-      empty->add_dims(0);
-      node.set_input(index, empty->name());
-    }
-  }
-  if (type == "Pad") {
-    if (opset < 18 && node.input_size() > 3 && !node.input(3).empty())
-      return op->emitError() << "cannot export: Pad's axes input needs opset "
-                                "18 (use --amp-export-opset=18 or newer)";
-    const auto *mode = findAttribute(node, "mode");
-    if (opset < 19 && mode && mode->s() == "wrap")
-      return op->emitError() << "cannot export: Pad mode 'wrap' needs opset "
-                                "19 (use --amp-export-opset=19 or newer)";
-  }
-  if ((type == "ScatterND" || type == "ScatterElements") && opset < 18) {
-    const auto *reduction = findAttribute(node, "reduction");
-    if (reduction && (reduction->s() == "max" || reduction->s() == "min"))
-      return op->emitError()
-             << "cannot export: " << type << " reduction '" << reduction->s()
-             << "' needs opset 18 (use --amp-export-opset=18 or newer)";
-  }
-  if (type == "Cast" && opset < 19)
-    removeAttribute(node, "saturate");
+  // Forms of older operator versions: the version rules the importer
+  // upgrades with.
+  ExporterNodeWriter writer(*this, op, node, graph);
+  if (failed(onnx_versions::downgradeNode(writer)))
+    return failure();
   // Trailing absent inputs are left out.
   while (node.input_size() > 0 && node.input(node.input_size() - 1).empty())
     node.mutable_input()->RemoveLast();

@@ -15,6 +15,7 @@
 #include "amp/Target/ONNX/ONNXImporter.h"
 
 #include "ONNXImporterInternal.h"
+#include "ONNXVersionRules.h"
 #include "ONNXTensors.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 
@@ -544,11 +545,12 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
                     llvm::Twine(getOnnxOpTable().size()) +
                     " ONNX operators (see docs/OnnxOperators.md)");
   std::optional<int64_t> version = getSelectedOpVersion(node.op_type(), opset);
-  if (version && *version > kMaxSupportedOpVersion)
+  std::optional<int64_t> supported = getSupportedOpVersion(node.op_type());
+  if (version && supported && *version > *supported)
     return ctx.fail("opset " + llvm::Twine(opset) + " selects version " +
                     llvm::Twine(*version) + " of " + node.op_type() +
-                    ", newer than the version amp models (at most " +
-                    llvm::Twine(kMaxSupportedOpVersion) + ")");
+                    ", newer than version " + llvm::Twine(*supported) +
+                    ", the one amp models");
   std::optional<RegisteredOperationName> opName =
       RegisteredOperationName::lookup(*ampName, context);
   assert(opName && "amp op must be registered");
@@ -576,7 +578,7 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
   }
   pending.numOutputs = node.output_size();
 
-  if (failed(upgradeToCurrentOpset(pending, ctx, builder)))
+  if (failed(onnx_versions::upgradeNode(pending, ctx, builder)))
     return failure();
 
   // Absent optional inputs are `none` values; trailing ones are appended.

@@ -56,11 +56,6 @@ std::optional<int64_t> getFirstOpVersion(llvm::StringRef opType);
 std::optional<int64_t> getSelectedOpVersion(llvm::StringRef opType,
                                             int64_t opset);
 
-/// Rewrites a node of an older opset into the form of the newest version
-/// amp models (attributes that became inputs, changed defaults, ...).
-LogicalResult upgradeToCurrentOpset(PendingOp &op, const NodeContext &ctx,
-                                    OpBuilder &builder);
-
 /// The GRAPH attributes of a control-flow op, in region order.
 llvm::ArrayRef<llvm::StringRef> getRegionAttributeNames(llvm::StringRef opType);
 

@@ -21,10 +21,15 @@ namespace mlir::amp {
 
 /// The oldest default-domain opset the importer upgrades from.
 constexpr int64_t kMinSupportedOpset = 11;
-/// The newest operator version amp models. A model may use any opset the
-/// importer's version table knows (see getLatestKnownOpset) as long as the
-/// versions it selects for its operators are at most this.
-constexpr int64_t kMaxSupportedOpVersion = 25;
+/// amp's ops model the operator versions this opset selects (each op's
+/// supported version; see getSupportedOpVersion). A model may use any opset
+/// the importer's version table knows (see getLatestKnownOpset) as long as
+/// the version it selects for each operator is the supported one or older.
+constexpr int64_t kMaxSupportedOpset = 25;
+
+/// The version of ONNX operator `opType` that amp's op models; std::nullopt
+/// for op types ONNX does not define.
+std::optional<int64_t> getSupportedOpVersion(llvm::StringRef opType);
 
 /// The newest default-domain opset in the importer's operator version table.
 int64_t getLatestKnownOpset();

@@ -1,10 +1,9 @@
-//===- ONNXOpsetUpgrades.cpp - older ONNX opsets to amp's op forms --------===//
+//===- ONNXOpVersions.cpp - ONNX operator versions and node helpers -------===//
 //
-// amp ops model the newest version of each ONNX operator. Nodes from older
-// opsets are rewritten here, like onnx-mlir's version handling: each entry is
-// (op types, first version with the new form, upgrade). Typical upgrades move
-// an attribute into a constant input (Reduce* axes before 18, Squeeze and
-// Split before 13) or rebuild old semantics (Softmax before 13).
+// Which version of an operator an opset selects (from the table generated
+// from onnx, OnnxOpVersions.inc), the importer's pending-node helpers and
+// the subgraph conventions of control-flow ops. The rules that rewrite one
+// version's form into another are in ONNXVersionRules.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +12,6 @@
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
 
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -105,97 +103,6 @@ Attribute PendingOp::takeAttr(StringRef name) {
       return value;
     }
   return nullptr;
-}
-
-/// Moves an INTS attribute into a constant i64 input at `operandIndex`.
-static void attributeToInput(PendingOp &op, OpBuilder &builder, Location loc,
-                             StringRef name, unsigned operandIndex) {
-  auto values = dyn_cast_or_null<DenseI64ArrayAttr>(op.takeAttr(name));
-  if (!values)
-    return;
-  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
-                                    builder.getI64Type());
-  Value constant = builder.create<ConstantOp>(
-      loc, DenseElementsAttr::get(type, values.asArrayRef()));
-  if (op.operands.size() <= operandIndex)
-    op.operands.resize(operandIndex + 1, nullptr);
-  op.operands[operandIndex] = constant;
-}
-
-/// Before opset 13, Softmax-like ops coerced the input to 2-d at `axis`
-/// (default 1). Rebuild that: Flatten -> op(axis=1) -> Reshape to the input
-/// shape. When axis is the last dimension both forms agree.
-static LogicalResult upgradeCoercedSoftmax(PendingOp &op,
-                                           const NodeContext &ctx,
-                                           OpBuilder &builder) {
-  Value input = op.operands.empty() ? Value() : op.operands[0];
-  auto type = input ? dyn_cast<RankedTensorType>(input.getType()) : nullptr;
-  if (!type)
-    return ctx.fail("expects a ranked tensor input");
-  int64_t rank = type.getRank();
-  int64_t axis = 1;
-  if (auto attr = dyn_cast_or_null<IntegerAttr>(op.getAttr("axis")))
-    axis = attr.getInt();
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis > rank)
-    return ctx.fail("axis is out of range");
-  if (axis == rank - 1) {
-    op.setAttr(builder, "axis", builder.getI64IntegerAttr(-1));
-    return success();
-  }
-  Value flat = builder.create<FlattenOp>(ctx.loc, input, axis);
-  op.operands[0] = flat;
-  op.setAttr(builder, "axis", builder.getI64IntegerAttr(1));
-  op.reshapeResultLike = input;
-  return success();
-}
-
-LogicalResult onnx_import::upgradeToCurrentOpset(PendingOp &op,
-                                                 const NodeContext &ctx,
-                                                 OpBuilder &builder) {
-  StringRef type = op.opType;
-  int64_t opset = ctx.opset;
-  bool isReduce = type.starts_with("Reduce");
-  if ((isReduce && type != "ReduceSum" && opset < 18) ||
-      (type == "ReduceSum" && opset < 13))
-    attributeToInput(op, builder, ctx.loc, "axes", 1);
-  if ((type == "Squeeze" || type == "Unsqueeze") && opset < 13)
-    attributeToInput(op, builder, ctx.loc, "axes", 1);
-  if (type == "Split") {
-    if (opset < 13)
-      attributeToInput(op, builder, ctx.loc, "split", 1);
-    if (!op.getAttr("num_outputs"))
-      op.setAttr(builder, "num_outputs",
-                 builder.getI64IntegerAttr(op.numOutputs));
-  }
-  if (type == "Dropout" && opset < 12) {
-    if (auto ratio = dyn_cast_or_null<FloatAttr>(op.takeAttr("ratio"))) {
-      auto scalar = RankedTensorType::get({}, builder.getF32Type());
-      Value constant = builder.create<ConstantOp>(
-          ctx.loc, DenseElementsAttr::get(scalar, ratio.getValue()));
-      op.operands.resize(std::max<size_t>(op.operands.size(), 2), nullptr);
-      op.operands[1] = constant;
-    }
-  }
-  if (type == "BatchNormalization" && opset < 14 && op.numOutputs > 1)
-    return ctx.fail("training-mode BatchNormalization before opset 14 is not "
-                    "supported");
-  if (type == "GroupNormalization" && opset < 21)
-    return ctx.fail("GroupNormalization before opset 21 (per-group scale) is "
-                    "not supported");
-  if (type == "GridSample" && opset < 20)
-    if (auto mode = dyn_cast_or_null<StringAttr>(op.getAttr("mode"))) {
-      // The interpolation modes were renamed at opset 20.
-      if (mode.getValue() == "bilinear")
-        op.setAttr(builder, "mode", builder.getStringAttr("linear"));
-      else if (mode.getValue() == "bicubic")
-        op.setAttr(builder, "mode", builder.getStringAttr("cubic"));
-    }
-  if ((type == "Softmax" || type == "LogSoftmax" || type == "Hardmax") &&
-      opset < 13)
-    return upgradeCoercedSoftmax(op, ctx, builder);
-  return success();
 }
 
 ArrayRef<StringRef> onnx_import::getRegionAttributeNames(StringRef opType) {
