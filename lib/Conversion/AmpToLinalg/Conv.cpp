@@ -63,12 +63,12 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
     if (!wType.hasStaticShape())
       return notLowerable(op, "weights with a dynamic shape");
     SmallVector<int64_t> kernel(wType.getShape().drop_front(2));
-    SmallVector<int64_t> strides = attrOr(op.getStrides(), spatial, 1);
-    SmallVector<int64_t> dilations = attrOr(op.getDilations(), spatial, 1);
-    auto pads = resolvePads(op, xType, op.getAutoPad(), op.getPads(), kernel,
-                            strides, dilations);
-    if (failed(pads))
+    auto window = resolveWindowForLowering(
+        op, semantics::WindowAttrs::getConv(op), xType, kernel);
+    if (failed(window))
       return failure();
+    SmallVector<int64_t> strides = window->strides;
+    SmallVector<int64_t> dilations = window->dilations;
     RankedTensorType convertedType =
         convertedResultType(getTypeConverter(), op);
     int64_t groups = op.getGroup();
@@ -97,7 +97,7 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
         continue;
       }
       int64_t span = dilations[i] * (kernel[i] - 1) + 1;
-      int64_t padding = pads->first[i] + pads->second[i];
+      int64_t padding = window->padBegin[i] + window->padEnd[i];
       Value in = rewriter.create<tensor::DimOp>(loc, x, i + 2);
       Value reach = rewriter.create<arith::AddIOp>(
           loc, in,
@@ -114,7 +114,7 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
       x = convertTensor(rewriter, loc, x, acc);
       w = convertTensor(rewriter, loc, w, acc);
     }
-    Value padded = padSpatial(rewriter, loc, x, pads->first, pads->second,
+    Value padded = padSpatial(rewriter, loc, x, window->padBegin, window->padEnd,
                               constantScalar(rewriter, loc, acc, 0));
     // Output initialised with the bias (or zeros); the conv accumulates.
     auto accType = resultType.clone(acc);
@@ -239,9 +239,14 @@ struct ConvTransposeOpLowering : public OpConversionPattern<ConvTransposeOp> {
     int64_t groups = op.getGroup();
     int64_t channels = wType.getDimSize(0), perGroupOut = wType.getDimSize(1);
     SmallVector<int64_t> kernel(wType.getShape().drop_front(2));
-    SmallVector<int64_t> strides = attrOr(op.getStrides(), spatial, 1);
-    SmallVector<int64_t> dilations = attrOr(op.getDilations(), spatial, 1);
-    SmallVector<int64_t> outPad = attrOr(op.getOutputPadding(), spatial, 0);
+    auto window = semantics::resolveTransposedWindow(
+        semantics::WindowAttrs::getConvTranspose(op),
+        xType.getShape().drop_front(2), kernel,
+        [&](const Twine &message) { (void)op->emitError(message); });
+    if (failed(window))
+      return failure();
+    SmallVector<int64_t> strides = window->strides;
+    SmallVector<int64_t> dilations = window->dilations;
     Type storage = resultType.getElementType();
     Type acc = accumulatorType(op, storage);
     if (acc != storage) {
@@ -272,20 +277,7 @@ struct ConvTransposeOpLowering : public OpConversionPattern<ConvTransposeOp> {
         loc, x, stuffed, offsets, getSizes(rewriter, loc, x), insertStrides);
     // 2. Padding: low = d*(K-1) - pad_begin, high = out - stuffed + pad_begin
     //    (a negative amount crops).
-    SmallVector<int64_t> begin(spatial, 0);
-    auto pads = op.getPads();
-    for (int64_t i = 0; i < spatial; ++i) {
-      int64_t in = xType.getDimSize(i + 2), out = resultType.getDimSize(i + 2);
-      int64_t total = strides[i] * (in - 1) + outPad[i] +
-                      (kernel[i] - 1) * dilations[i] + 1 - out;
-      StringRef autoPad = op.getAutoPad();
-      if (autoPad == "SAME_UPPER")
-        begin[i] = total / 2;
-      else if (autoPad == "SAME_LOWER")
-        begin[i] = total - total / 2;
-      else if (pads && autoPad != "VALID")
-        begin[i] = (*pads)[i];
-    }
+    ArrayRef<int64_t> begin = window->padBegin;
     SmallVector<int64_t> low(spatial), high(spatial);
     for (int64_t i = 0; i < spatial; ++i) {
       low[i] = dilations[i] * (kernel[i] - 1) - begin[i];

@@ -310,16 +310,16 @@ struct GemmOpLowering : public OpConversionPattern<GemmOp> {
       a = convertTensor(rewriter, loc, a, acc);
       bMat = convertTensor(rewriter, loc, bMat, acc);
     }
-    if (op.getTransA() != 0)
+    semantics::GemmAttrs attrs = semantics::GemmAttrs::get(op);
+    if (attrs.transA)
       a = transpose2d(rewriter, loc, a);
-    bool transposeB = op.getTransB() != 0;
+    bool transposeB = attrs.transB;
     auto accType = resultType.clone(acc);
     SmallVector<OpFoldResult> aSizes = getSizes(rewriter, loc, a);
     SmallVector<OpFoldResult> bSizes = getSizes(rewriter, loc, bMat);
     SmallVector<OpFoldResult> sizes = {aSizes[0],
                                        transposeB ? bSizes[0] : bSizes[1]};
-    double alpha = op.getAlpha().convertToDouble();
-    double beta = op.getBeta().convertToDouble();
+    double alpha = attrs.alpha, beta = attrs.beta;
     Value c = adaptor.getC();
     bool hasC = !isNone(c) && beta != 0;
     Value init;

@@ -572,30 +572,11 @@ static ElementsAttr getConstantElements(Value value) {
 
 FailureOr<SmallVector<int64_t>> getConstantInts(Value value) {
   ElementsAttr attr = getConstantElements(value);
-  if (!attr || !isa<IntegerType>(attr.getElementType()))
+  std::optional<SmallVector<int64_t>> values =
+      attr ? getIntValues(attr) : std::nullopt;
+  if (!values)
     return failure();
-  SmallVector<int64_t> values;
-  if (auto dense = dyn_cast<DenseIntElementsAttr>(attr)) {
-    for (const APInt &v : dense.getValues<APInt>())
-      values.push_back(v.getSExtValue());
-    return values;
-  }
-  auto tryRead = [&](auto tag) -> bool {
-    using T = decltype(tag);
-    auto range = attr.tryGetValues<T>();
-    if (!range)
-      return false;
-    for (T v : *range)
-      values.push_back(static_cast<int64_t>(v));
-    return true;
-  };
-  if (tryRead(int64_t()) || tryRead(int32_t()))
-    return values;
-  return failure();
-}
-
-int64_t normalizeAxis(int64_t axis, int64_t rank) {
-  return axis < 0 ? axis + rank : axis;
+  return *values;
 }
 
 LogicalResult notLowerable(Operation *op, const Twine &why) {
@@ -693,33 +674,18 @@ Value buildIndexGenerated(OpBuilder &b, Location loc, RankedTensorType type,
       .getResult(0);
 }
 
-FailureOr<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
-resolvePads(Operation *op, RankedTensorType inputType, StringRef autoPad,
-            std::optional<ArrayRef<int64_t>> pads, ArrayRef<int64_t> kernel,
-            ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations) {
-  int64_t spatial = kernel.size();
-  SmallVector<int64_t> begin(spatial, 0), end(spatial, 0);
-  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-    for (int64_t i = 0; i < spatial; ++i) {
-      int64_t in = inputType.getDimSize(i + 2);
-      if (ShapedType::isDynamic(in)) {
-        (void)notLowerable(op, "auto_pad with a dynamic spatial size");
-        return failure();
-      }
-      int64_t out = (in + strides[i] - 1) / strides[i];
-      int64_t total = std::max<int64_t>(
-          0, (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - in);
-      int64_t small = total / 2;
-      begin[i] = autoPad == "SAME_UPPER" ? small : total - small;
-      end[i] = total - begin[i];
-    }
-  } else if (autoPad != "VALID" && pads) {
-    for (int64_t i = 0; i < spatial; ++i) {
-      begin[i] = (*pads)[i];
-      end[i] = (*pads)[i + spatial];
-    }
-  }
-  return std::make_pair(begin, end);
+FailureOr<semantics::Window>
+resolveWindowForLowering(Operation *op, const semantics::WindowAttrs &attrs,
+                         RankedTensorType inputType, ArrayRef<int64_t> kernel) {
+  auto window = semantics::resolveWindow(
+      attrs, inputType.getShape().drop_front(2), kernel,
+      [&](const Twine &message) { (void)op->emitError(message); });
+  if (failed(window))
+    return failure();
+  if (llvm::any_of(window->padBegin, ShapedType::isDynamic))
+    return notLowerable(op, "auto_pad with a dynamic spatial size"),
+           failure();
+  return window;
 }
 
 Value padSpatial(OpBuilder &b, Location loc, Value input,
@@ -732,13 +698,6 @@ Value padSpatial(OpBuilder &b, Location loc, Value input,
   low.append(begin.begin(), begin.end());
   high.append(end.begin(), end.end());
   return padTensor(b, loc, input, low, high, padValue);
-}
-
-SmallVector<int64_t> attrOr(std::optional<ArrayRef<int64_t>> attr,
-                            int64_t count, int64_t fallback) {
-  if (attr)
-    return SmallVector<int64_t>(attr->begin(), attr->end());
-  return SmallVector<int64_t>(count, fallback);
 }
 
 } // namespace mlir::amp::lowering

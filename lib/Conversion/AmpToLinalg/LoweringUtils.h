@@ -8,6 +8,11 @@
 #define AMP_LIB_CONVERSION_AMPTOLINALG_LOWERINGUTILS_H
 
 #include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "amp/Dialect/Amp/IR/AmpShapeInference.h"
+#include "amp/Dialect/Amp/Semantics/Indexing.h"
+#include "amp/Dialect/Amp/Semantics/LinearAlgebra.h"
+#include "amp/Dialect/Amp/Semantics/Reduction.h"
+#include "amp/Dialect/Amp/Semantics/Window.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -116,8 +121,12 @@ Value wrapIndex(OpBuilder &b, Location loc, Value index, Value dim);
 /// Reads a constant integer tensor operand (i32 or i64 elements).
 FailureOr<SmallVector<int64_t>> getConstantInts(Value value);
 
-/// Normalises an axis into [0, rank).
-int64_t normalizeAxis(int64_t axis, int64_t rank);
+/// A verified op's axis in [0, rank), as the op-semantics helper (the one
+/// place that interprets ONNX axes) resolves it.
+inline int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  return semantics::normalizeAxis(axis, rank)
+      .value_or(axis < 0 ? axis + rank : axis);
+}
 
 /// Emits "<op> is not lowerable to the CPU backend yet: <why>" at the op.
 LogicalResult notLowerable(Operation *op, const Twine &why);
@@ -174,20 +183,17 @@ Value buildIndexGenerated(OpBuilder &b, Location loc, RankedTensorType type,
 // Sliding windows (convolution and pooling)
 //===----------------------------------------------------------------------===//
 
-/// Begin and end padding of each spatial dimension, resolving auto_pad.
-FailureOr<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
-resolvePads(Operation *op, RankedTensorType inputType, StringRef autoPad,
-            std::optional<ArrayRef<int64_t>> pads, ArrayRef<int64_t> kernel,
-            ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations);
+/// The window of a Conv or pooling op resolved against its input by the
+/// op-semantics helper; "not lowerable" where SAME padding meets a dynamic
+/// spatial size.
+FailureOr<semantics::Window>
+resolveWindowForLowering(Operation *op, const semantics::WindowAttrs &attrs,
+                         RankedTensorType inputType, ArrayRef<int64_t> kernel);
 
 /// Pads the spatial dimensions of an N, C, spatial... tensor.
 Value padSpatial(OpBuilder &b, Location loc, Value input,
                  ArrayRef<int64_t> begin, ArrayRef<int64_t> end,
                  Value padValue);
-
-/// The values of an optional array attribute, else `count` x `fallback`.
-SmallVector<int64_t> attrOr(std::optional<ArrayRef<int64_t>> attr,
-                            int64_t count, int64_t fallback);
 
 //===----------------------------------------------------------------------===//
 // Builders that one op family lends another

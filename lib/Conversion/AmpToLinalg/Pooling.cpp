@@ -60,6 +60,8 @@ Value buildWindowReduction(OpBuilder &b, Location loc, Value padded,
 /// Shared by MaxPool, AveragePool and LpPool.
 struct PoolParams {
   SmallVector<int64_t> kernel, strides, dilations, begin, end;
+  /// The explicit (or SAME) end padding, without what ceil mode adds.
+  SmallVector<int64_t> explicitEnd;
   SmallVector<OpFoldResult> outSizes;
 };
 
@@ -70,15 +72,15 @@ FailureOr<PoolParams> getPoolParams(OpTy op, Value x,
   PoolParams p;
   auto xType = cast<RankedTensorType>(x.getType());
   int64_t spatial = xType.getRank() - 2;
-  p.kernel.assign(op.getKernelShape().begin(), op.getKernelShape().end());
-  p.strides = attrOr(op.getStrides(), spatial, 1);
-  p.dilations = attrOr(op.getDilations(), spatial, 1);
-  auto pads = resolvePads(op, xType, op.getAutoPad(), op.getPads(), p.kernel,
-                          p.strides, p.dilations);
-  if (failed(pads))
+  auto window = resolveWindowForLowering(
+      op, semantics::WindowAttrs::getPool(op), xType, op.getKernelShape());
+  if (failed(window))
     return failure();
-  p.begin = pads->first;
-  p.end = pads->second;
+  p.kernel = window->kernel;
+  p.strides = window->strides;
+  p.dilations = window->dilations;
+  p.begin = window->padBegin;
+  p.explicitEnd = window->padEnd;
   // ceil_mode: pad the end so that the last window fits.
   for (int64_t i = 0; i < spatial; ++i) {
     int64_t in = xType.getDimSize(i + 2), out = resultType.getDimSize(i + 2);
@@ -86,11 +88,7 @@ FailureOr<PoolParams> getPoolParams(OpTy op, Value x,
       (void)notLowerable(op, "pooling over a dynamic spatial size");
       return failure();
     }
-    int64_t needed = (out - 1) * p.strides[i] +
-                     (p.kernel[i] - 1) * p.dilations[i] + 1;
-    int64_t have = in + p.begin[i] + p.end[i];
-    if (needed > have)
-      p.end[i] += needed - have;
+    p.end.push_back(window->getPadEndCoveringOutput(i, in));
   }
   p.outSizes.push_back(b.create<tensor::DimOp>(op.getLoc(), x, 0).getResult());
   for (int64_t i = 1; i < resultType.getRank(); ++i)
@@ -197,10 +195,6 @@ struct AvgLpPoolOpLowering : public OpConversionPattern<OpTy> {
     SmallVector<int64_t> inSizes(xType.getShape().drop_front(2));
     // The ceil_mode padding is never counted; explicit pads are when
     // count_include_pad is set.
-    auto pads = resolvePads(op, xType, op.getAutoPad(), op.getPads(),
-                            params.kernel, params.strides, params.dilations);
-    if (failed(pads))
-      return failure();
     Value result = rewriter.create<linalg::GenericOp>(
         loc, TypeRange{resultType}, ValueRange{sum},
         ValueRange{emptyTensor(rewriter, loc, resultType, p->outSizes)},
@@ -217,8 +211,8 @@ struct AvgLpPoolOpLowering : public OpConversionPattern<OpTy> {
           } else {
             Value count = b.create<arith::ConstantIndexOp>(l, 1);
             for (int64_t i = 0; i < spatial; ++i) {
-              int64_t lo = includePad ? -pads->first[i] : 0;
-              int64_t hi = includePad ? inSizes[i] + pads->second[i]
+              int64_t lo = includePad ? -params.begin[i] : 0;
+              int64_t hi = includePad ? inSizes[i] + params.explicitEnd[i]
                                       : inSizes[i];
               Value o = b.create<linalg::IndexOp>(l, 2 + i);
               count = b.create<arith::MulIOp>(

@@ -72,10 +72,11 @@ Value buildArgReduce(OpBuilder &b, Location loc, Value input, int64_t axis,
 
 namespace {
 
-/// The axes of a reduction op; `std::nullopt` for a no-op reduction.
+/// The axes of a reduction op (op-semantics helper); `std::nullopt` for a
+/// no-op reduction.
 FailureOr<std::optional<SmallVector<int64_t>>>
 getReduceAxes(Operation *op, Value axesOperand, int64_t rank,
-              bool noopWithEmptyAxes) {
+              const semantics::ReduceAttrs &attrs) {
   SmallVector<int64_t> axes;
   if (!isNone(axesOperand)) {
     FailureOr<SmallVector<int64_t>> values = getConstantInts(axesOperand);
@@ -85,17 +86,9 @@ getReduceAxes(Operation *op, Value axesOperand, int64_t rank,
     }
     axes = *values;
   }
-  if (axes.empty()) {
-    if (noopWithEmptyAxes)
-      return std::optional<SmallVector<int64_t>>();
-    for (int64_t i = 0; i < rank; ++i)
-      axes.push_back(i);
-  }
-  for (int64_t &axis : axes)
-    axis = normalizeAxis(axis, rank);
-  llvm::sort(axes);
-  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
-  return std::optional<SmallVector<int64_t>>(axes);
+  return semantics::resolveReduceAxes(
+      rank, axes, attrs,
+      [&](const Twine &message) { (void)op->emitError(message); });
 }
 
 enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp,
@@ -114,7 +107,7 @@ struct ReduceOpLowering : public OpConversionPattern<OpTy> {
     auto inputType = cast<RankedTensorType>(input.getType());
     int64_t rank = inputType.getRank();
     auto axes = getReduceAxes(op, op.getAxes(), rank,
-                              op.getNoopWithEmptyAxes() != 0);
+                              semantics::ReduceAttrs::get(op));
     if (failed(axes))
       return failure();
     RankedTensorType resultType =

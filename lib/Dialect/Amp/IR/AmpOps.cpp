@@ -10,6 +10,7 @@
 
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "amp/Dialect/Amp/IR/AmpShapeInference.h"
+#include "amp/Dialect/Amp/Semantics/Indexing.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -412,11 +413,9 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
     if (axis < 0 || axis >= rank || steps[i] == 0)
       return nullptr;
     int64_t dim = data->type.getDimSize(axis);
-    int64_t s = (*starts)[i];
-    if (s < 0)
-      s = std::max<int64_t>(s, -dim) + dim;
-    start[axis] = steps[i] > 0 ? std::clamp<int64_t>(s, 0, dim)
-                               : std::clamp<int64_t>(s, 0, dim - 1);
+    // Only the start matters: the result type already holds the size.
+    start[axis] =
+        semantics::resolveSliceRange(dim, (*starts)[i], 0, steps[i]).start;
     step[axis] = steps[i];
   }
   SmallVector<int64_t> strides = rowMajorStrides(data->type.getShape());

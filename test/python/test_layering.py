@@ -1,0 +1,122 @@
+"""The library layers of docs/Design.md, checked on the #include lines.
+
+Each folder of lib/ (and its headers under include/amp/) may include only
+what its layer allows: the runtime layer no MLIR or LLVM, the semantics
+helpers no amp dialect, the backend-neutral lowering no CPU pass, nothing
+below the execution layer anything above it. A violation names the file,
+the line and the rule.
+"""
+
+import pathlib
+import re
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+
+# Layer name -> (source folders, header folders).
+LAYERS = {
+    "runtime-host": (["lib/Runtime/Host"], ["include/amp/Runtime/HostTensor.h",
+                                            "include/amp/Runtime/FloatConversion.h",
+                                            "include/amp/Runtime/MemRefABI.h"]),
+    "runtime-cpu": (["lib/Runtime/Cpu"], ["include/amp/Runtime/CpuRuntime.h"]),
+    "semantics": (["lib/Dialect/Amp/Semantics"], ["include/amp/Dialect/Amp/Semantics"]),
+    "dialect": (["lib/Dialect/Amp/IR"], ["include/amp/Dialect"]),
+    "target": (["lib/Target"], ["include/amp/Target"]),
+    "transforms": (["lib/Transforms"], ["include/amp/Transforms"]),
+    "amp-to-linalg": (["lib/Conversion/AmpToLinalg"], ["include/amp/Conversion/AmpToLinalg"]),
+    "linalg-to-cpu": (["lib/Conversion/LinalgToCpu"], ["include/amp/Conversion/LinalgToCpu"]),
+    "pipelines": (["lib/Pipelines"], ["include/amp/Pipelines"]),
+    "execution": (["lib/Execution"], ["include/amp/Execution"]),
+}
+
+# amp headers each layer may include (prefixes), besides its own.
+AMP_ALLOWED = {
+    "runtime-host": ["amp/Runtime/HostTensor.h", "amp/Runtime/FloatConversion.h",
+                     "amp/Runtime/MemRefABI.h"],
+    "runtime-cpu": ["amp/Runtime/"],
+    "semantics": ["amp/Dialect/Amp/Semantics/"],
+    "dialect": ["amp/Dialect/"],
+    "target": ["amp/Dialect/", "amp/Target/", "amp/Runtime/"],
+    "transforms": ["amp/Dialect/", "amp/Transforms/", "amp/Runtime/"],
+    "amp-to-linalg": ["amp/Dialect/", "amp/Conversion/AmpToLinalg/"],
+    "linalg-to-cpu": ["amp/Dialect/", "amp/Conversion/"],
+    "pipelines": ["amp/Dialect/", "amp/Conversion/", "amp/Transforms/", "amp/Target/",
+                  "amp/Pipelines/", "amp/InitAllDialects.h"],
+    "execution": ["amp/"],
+}
+
+# Non-amp headers a layer must not include (prefixes).
+FORBIDDEN = {
+    "runtime-host": ["mlir/", "llvm/", "onnx/", "dnnl"],
+    "runtime-cpu": ["mlir/", "llvm/", "onnx/"],
+    "semantics": ["mlir/Pass/", "mlir/Transforms/", "mlir/Conversion/",
+                  "mlir/Dialect/Func", "mlir/Dialect/Linalg", "onnx/"],
+    "amp-to-linalg": ["dnnl"],
+}
+
+
+def _files(paths):
+    for rel in paths:
+        path = REPO / rel
+        if path.is_file():
+            yield path
+        elif path.is_dir():
+            yield from sorted(p for p in path.rglob("*") if p.suffix in (".h", ".cpp"))
+
+
+def _violations():
+    found = []
+    for layer, (sources, headers) in LAYERS.items():
+        for path in _files(sources + headers):
+            text = path.read_text()
+            for match in INCLUDE.finditer(text):
+                header = match.group(1)
+                line = text.count("\n", 0, match.start()) + 1
+                where = f"{path.relative_to(REPO)}:{line}: #include <{header}>"
+                if header.startswith("amp/"):
+                    if not any(header.startswith(p) for p in AMP_ALLOWED[layer]):
+                        found.append(f"{where}: layer '{layer}' may not use it")
+                elif any(header.startswith(p) for p in FORBIDDEN.get(layer, [])):
+                    found.append(f"{where}: layer '{layer}' must not depend on it")
+    return found
+
+
+def test_every_library_folder_has_a_layer():
+    """A new folder under lib/ must be placed in the layer table."""
+    known = {src for sources, _ in LAYERS.values() for src in sources}
+    folders = set()
+    for cmake in (REPO / "lib").rglob("CMakeLists.txt"):
+        text = cmake.read_text()
+        if "add_mlir_library(" in text or "add_library(" in text or \
+                "add_mlir_dialect_library(" in text:
+            folders.add(str(cmake.parent.relative_to(REPO)))
+    unplaced = sorted(f for f in folders if not any(
+        f == k or f.startswith(k + "/") for k in known))
+    assert not unplaced, f"library folders without a layer: {unplaced}"
+
+
+def test_includes_respect_the_layers():
+    violations = _violations()
+    assert not violations, "\n".join(violations)
+
+
+def test_checker_catches_a_violation(tmp_path, monkeypatch):
+    """The check can fail: a runtime file that includes MLIR is reported."""
+    fake = tmp_path / "lib" / "Runtime" / "Host"
+    fake.mkdir(parents=True)
+    (fake / "Bad.cpp").write_text('#include "mlir/IR/Value.h"\n'
+                                  '#include "amp/Execution/CpuProgram.h"\n')
+    monkeypatch.setattr(__import__(__name__), "REPO", tmp_path)
+    violations = _violations()
+    assert any("mlir/IR/Value.h" in v for v in violations), violations
+    assert any("amp/Execution/CpuProgram.h" in v for v in violations), violations
+
+
+def test_tools_are_thin():
+    """The drivers keep flags and printing; library code lives in lib/."""
+    for tool in ("amp-opt/amp-opt.cpp", "amp-run/amp-run.cpp"):
+        lines = len((REPO / "tools" / tool).read_text().splitlines())
+        assert lines <= 400, f"tools/{tool} has {lines} lines"
