@@ -19,7 +19,6 @@ using amp_runtime::ElementType;
 
 namespace mlir::amp::execution {
 
-
 /// Numbers the ops of the entry block (`amp.probe`), so that the same op
 /// can be found after autocast, which keeps ops and their attributes.
 void numberProbes(func::FuncOp entry) {
@@ -51,8 +50,7 @@ SmallVector<Probe> exposeProbes(func::FuncOp entry) {
       probe.id = id.getInt();
       probe.resultNumber = result.getResultNumber();
       probe.node = amp::getNodeName(op.getLoc()).str();
-      probe.opType =
-          cast<amp::PrecisionOpInterface>(op).getOnnxOpType().str();
+      probe.opType = cast<amp::PrecisionOpInterface>(op).getOnnxOpType().str();
       if (auto reason = op.getAttrOfType<StringAttr>(amp::kReasonAttrName))
         probe.reason = reason.str();
       std::string name = "probe_" + std::to_string(probe.id) + "_" +
@@ -70,7 +68,6 @@ SmallVector<Probe> exposeProbes(func::FuncOp entry) {
   returnOp->setOperands(operands);
   return probes;
 }
-
 
 static double smallestNormal(ElementType type) {
   if (type == ElementType::F16)
@@ -148,11 +145,10 @@ LogicalResult reportNumerics(ArrayRef<ProbeStats> stats, StringRef lowName,
   for (const ProbeStats &s : stats)
     if (s.underflowFraction() > underflowThreshold)
       underflows.push_back(&s);
-  os << "underflow (more than "
-     << llvm::format("%g", underflowThreshold * 100)
+  os << "underflow (more than " << llvm::format("%g", underflowThreshold * 100)
      << "% of nonzero values flushed to zero or subnormal): "
-     << (underflows.empty() ? "none" : std::to_string(underflows.size()) +
-                                           " op outputs")
+     << (underflows.empty() ? "none"
+                            : std::to_string(underflows.size()) + " op outputs")
      << "\n";
   for (const ProbeStats *s : ArrayRef(underflows).take_front(numericsTop))
     os << llvm::format("  %6.2f%%  ", 100 * s->underflowFraction())
@@ -170,8 +166,7 @@ LogicalResult reportNumerics(ArrayRef<ProbeStats> stats, StringRef lowName,
     worst.resize(numericsTop);
   os << "worst relative error (max |error| / max |fp32|, finite values):\n";
   for (const ProbeStats *s : worst)
-    os << llvm::format("  %9.3g  ", s->relativeError()) << describe(*s)
-       << "\n";
+    os << llvm::format("  %9.3g  ", s->relativeError()) << describe(*s) << "\n";
   if (jsonPath.empty())
     return success();
   std::string errorMessage;

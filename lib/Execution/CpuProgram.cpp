@@ -73,7 +73,7 @@ func::FuncOp mlir::amp::execution::findEntry(ModuleOp module) {
 // Host tensors
 //===----------------------------------------------------------------------===//
 
-std::optional<ElementType> mlir::amp::execution::getElementType(Type type) {
+std::optional<ElementType> mlir::amp::execution::toHostElementType(Type type) {
   if (type.isF64())
     return ElementType::F64;
   if (type.isF32())
@@ -102,29 +102,42 @@ std::optional<ElementType> mlir::amp::execution::getElementType(Type type) {
   }
 }
 
-Type mlir::amp::execution::getMLIRType(ElementType type,
-                                       MLIRContext *context) {
+Type mlir::amp::execution::toMLIRElementType(ElementType type,
+                                             MLIRContext *context) {
   Builder b(context);
   switch (type) {
-  case ElementType::F64: return b.getF64Type();
-  case ElementType::F32: return b.getF32Type();
-  case ElementType::F16: return b.getF16Type();
-  case ElementType::BF16: return b.getBF16Type();
-  case ElementType::Bool: return b.getI1Type();
-  case ElementType::I8: return b.getIntegerType(8);
-  case ElementType::I16: return b.getIntegerType(16);
-  case ElementType::I32: return b.getIntegerType(32);
-  case ElementType::I64: return b.getIntegerType(64);
-  case ElementType::U8: return b.getIntegerType(8, false);
-  case ElementType::U16: return b.getIntegerType(16, false);
-  case ElementType::U32: return b.getIntegerType(32, false);
-  case ElementType::U64: return b.getIntegerType(64, false);
+  case ElementType::F64:
+    return b.getF64Type();
+  case ElementType::F32:
+    return b.getF32Type();
+  case ElementType::F16:
+    return b.getF16Type();
+  case ElementType::BF16:
+    return b.getBF16Type();
+  case ElementType::Bool:
+    return b.getI1Type();
+  case ElementType::I8:
+    return b.getIntegerType(8);
+  case ElementType::I16:
+    return b.getIntegerType(16);
+  case ElementType::I32:
+    return b.getIntegerType(32);
+  case ElementType::I64:
+    return b.getIntegerType(64);
+  case ElementType::U8:
+    return b.getIntegerType(8, false);
+  case ElementType::U16:
+    return b.getIntegerType(16, false);
+  case ElementType::U32:
+    return b.getIntegerType(32, false);
+  case ElementType::U64:
+    return b.getIntegerType(64, false);
   }
   return Type();
 }
 
-llvm::Expected<Tensor> mlir::amp::execution::readTensorFile(StringRef path,
-                                                            MLIRContext *context) {
+llvm::Expected<Tensor>
+mlir::amp::execution::readTensorFile(StringRef path, MLIRContext *context) {
   auto fail = [&](const Twine &message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
   };
@@ -139,7 +152,7 @@ llvm::Expected<Tensor> mlir::amp::execution::readTensorFile(StringRef path,
     auto data = readONNXTensorFile(path, context);
     if (!data)
       return data.takeError();
-    std::optional<ElementType> type = getElementType(data->elementType);
+    std::optional<ElementType> type = toHostElementType(data->elementType);
     if (!type)
       return fail("'" + path + "': unsupported element type");
     Tensor tensor;
@@ -211,7 +224,7 @@ CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath) {
   };
   for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
     auto tensorType = dyn_cast<RankedTensorType>(type);
-    if (!tensorType || !getElementType(tensorType.getElementType())) {
+    if (!tensorType || !toHostElementType(tensorType.getElementType())) {
       entry.emitError("entry argument ") << i << " is not a ranked tensor";
       return failure();
     }
@@ -220,14 +233,15 @@ CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath) {
   }
   for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {
     auto tensorType = dyn_cast<RankedTensorType>(type);
-    if (!tensorType || !getElementType(tensorType.getElementType())) {
+    if (!tensorType || !toHostElementType(tensorType.getElementType())) {
       entry.emitError("entry result ") << i << " is not a ranked tensor";
       return failure();
     }
     program->outputs.push_back(
         {name(entry.getResultAttrDict(i), i, "output_"), tensorType});
     program->resultTypes.push_back(
-        {*getElementType(tensorType.getElementType()), tensorType.getRank()});
+        {*toHostElementType(tensorType.getElementType()),
+         tensorType.getRank()});
   }
   entry->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                  UnitAttr::get(&context));
@@ -294,10 +308,10 @@ CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath) {
 llvm::Error CpuProgram::checkInput(unsigned index, const Tensor &tensor,
                                    StringRef source) const {
   const TensorSignature &sig = inputs[index];
-  ElementType expected = *getElementType(sig.type.getElementType());
+  ElementType expected = *toHostElementType(sig.type.getElementType());
   // bf16 travels as float32 in .npy files.
-  bool bf16AsF32 = expected == ElementType::BF16 &&
-                   tensor.elementType == ElementType::F32;
+  bool bf16AsF32 =
+      expected == ElementType::BF16 && tensor.elementType == ElementType::F32;
   auto fail = [&](const Twine &message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "input '" + sig.name + "' (" + source +
@@ -326,14 +340,13 @@ Tensor CpuProgram::prepareInput(unsigned index, Tensor tensor) const {
   return tensor;
 }
 
-Tensor CpuProgram::makeRandomInput(unsigned index,
-                                   std::mt19937_64 &rng) const {
+Tensor CpuProgram::makeRandomInput(unsigned index, std::mt19937_64 &rng) const {
   RankedTensorType type = inputs[index].type;
   std::vector<int64_t> shape;
   for (int64_t d : type.getShape())
     shape.push_back(ShapedType::isDynamic(d) ? 1 : d);
   return amp_runtime::makeRandomTensor(
-      *getElementType(type.getElementType()), shape, rng);
+      *toHostElementType(type.getElementType()), shape, rng);
 }
 
 void CpuProgram::run(const std::vector<Tensor> &args,
@@ -342,19 +355,18 @@ void CpuProgram::run(const std::vector<Tensor> &args,
 }
 
 Comparison mlir::amp::execution::compareTensors(const Tensor &got,
-                                                const Tensor &want,
-                                                double atol, double rtol) {
+                                                const Tensor &want, double atol,
+                                                double rtol) {
   Comparison result;
   bool typeOk = got.elementType == want.elementType ||
                 (got.elementType == ElementType::BF16 &&
                  want.elementType == ElementType::F32);
   if (!typeOk) {
     result.mismatchedType = true;
-    result.message =
-        std::string("element type ") +
-        amp_runtime::getElementTypeName(got.elementType) +
-        " but the reference is " +
-        amp_runtime::getElementTypeName(want.elementType);
+    result.message = std::string("element type ") +
+                     amp_runtime::getElementTypeName(got.elementType) +
+                     " but the reference is " +
+                     amp_runtime::getElementTypeName(want.elementType);
     return result;
   }
   if (got.shape != want.shape) {

@@ -295,7 +295,8 @@ int main(int argc, char **argv) {
     return 1;
   if (amp::isONNXFile(inputFilename) && !importOnly) {
     // Bad autocast options are reported before the model is read.
-    if (llvm::Error err = amp::checkAutocastOptions(amp::getAutocastCLOptions())) {
+    if (llvm::Error err =
+            amp::checkAutocastOptions(amp::getAutocastCLOptions())) {
       llvm::errs() << "error: amp-autocast: " << llvm::toString(std::move(err))
                    << "\n";
       return 1;

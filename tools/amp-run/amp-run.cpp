@@ -45,8 +45,9 @@ static cl::opt<std::string> modelFile(cl::Positional, cl::Required,
                                       cl::desc("<model.onnx | model.mlir>"),
                                       cl::cat(runCategory));
 static cl::list<std::string>
-    inputFiles("i", cl::desc("Input tensor file (.npy or ONNX .pb), one per "
-                             "graph input, in order"),
+    inputFiles("i",
+               cl::desc("Input tensor file (.npy or ONNX .pb), one per "
+                        "graph input, in order"),
                cl::value_desc("file"), cl::cat(runCategory));
 static cl::opt<bool> randomInputs(
     "random-inputs",
@@ -64,9 +65,9 @@ static cl::list<std::string> compareTo(
     cl::desc("Reference files (.npy or .pb), one per output, in order"),
     cl::value_desc("file"), cl::cat(runCategory));
 static cl::opt<double> relTolerance("rtol", cl::desc("Relative tolerance"),
-                            cl::init(1e-3), cl::cat(runCategory));
+                                    cl::init(1e-3), cl::cat(runCategory));
 static cl::opt<double> absTolerance("atol", cl::desc("Absolute tolerance"),
-                            cl::init(1e-7), cl::cat(runCategory));
+                                    cl::init(1e-7), cl::cat(runCategory));
 static cl::opt<unsigned>
     benchmarkRuns("benchmark",
                   cl::desc("Run N more times after warm-up and print the "
@@ -162,11 +163,11 @@ static LogicalResult reportProbes(ArrayRef<Probe> probes,
   for (auto [i, probe] : llvm::enumerate(probes)) {
     auto it = referenceIndex.find({probe.id, probe.resultNumber});
     if (it != referenceIndex.end())
-      stats.push_back(compareProbe(probe, probeResults[i],
-                                   referenceResults[it->second]));
+      stats.push_back(
+          compareProbe(probe, probeResults[i], referenceResults[it->second]));
   }
-  return reportNumerics(stats, amp::getAutocastCLOptions().type,
-                        checkNumerics, underflowThreshold, numericsTop);
+  return reportNumerics(stats, amp::getAutocastCLOptions().type, checkNumerics,
+                        underflowThreshold, numericsTop);
 }
 
 /// Compares the outputs with the --compare-to files; prints one line per
@@ -308,8 +309,7 @@ int main(int argc, char **argv) {
   }
   if (!references.empty() && references.size() != numOutputs) {
     llvm::errs() << "error: the model has " << numOutputs << " output(s) but "
-                 << references.size()
-                 << " --compare-to file(s) were given\n";
+                 << references.size() << " --compare-to file(s) were given\n";
     return 1;
   }
   if (randomInputs) {
@@ -318,8 +318,8 @@ int main(int argc, char **argv) {
       inputs.push_back((*program)->makeRandomInput(i, rng));
   }
   for (unsigned i = 0; i < programInputs.size(); ++i) {
-    StringRef source = randomInputs ? StringRef("random")
-                                    : StringRef(inputFiles[i]);
+    StringRef source =
+        randomInputs ? StringRef("random") : StringRef(inputFiles[i]);
     if (llvm::Error err = (*program)->checkInput(i, inputs[i], source)) {
       llvm::errs() << "error: " << llvm::toString(std::move(err)) << "\n";
       return 1;

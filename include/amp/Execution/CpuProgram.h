@@ -36,8 +36,7 @@ using amp_runtime::Tensor;
 /// Imports an ONNX model (and runs the import cleanup pipeline) or parses an
 /// amp .mlir file registered with `sourceMgr`. Errors go to the context's
 /// diagnostic handler.
-FailureOr<OwningOpRef<ModuleOp>> loadModel(StringRef path,
-                                           MLIRContext &context,
+FailureOr<OwningOpRef<ModuleOp>> loadModel(StringRef path, MLIRContext &context,
                                            llvm::SourceMgr &sourceMgr);
 
 /// The entry point: `main`, else the only public function; reports an
@@ -45,9 +44,9 @@ FailureOr<OwningOpRef<ModuleOp>> loadModel(StringRef path,
 func::FuncOp findEntry(ModuleOp module);
 
 /// The host element type of an MLIR element type (signedness kept).
-std::optional<ElementType> getElementType(Type type);
+std::optional<ElementType> toHostElementType(Type type);
 /// The MLIR element type of a host element type.
-Type getMLIRType(ElementType type, MLIRContext *context);
+Type toMLIRElementType(ElementType type, MLIRContext *context);
 
 /// Reads a .npy file or an ONNX TensorProto .pb.
 llvm::Expected<Tensor> readTensorFile(StringRef path, MLIRContext *context);

@@ -20,7 +20,19 @@ namespace amp_runtime {
 
 /// Element types of amp programs (signedness kept; Bool is one byte).
 enum class ElementType : uint8_t {
-  F64, F32, F16, BF16, Bool, I8, I16, I32, I64, U8, U16, U32, U64
+  F64,
+  F32,
+  F16,
+  BF16,
+  Bool,
+  I8,
+  I16,
+  I32,
+  I64,
+  U8,
+  U16,
+  U32,
+  U64
 };
 
 size_t getElementBytes(ElementType type);

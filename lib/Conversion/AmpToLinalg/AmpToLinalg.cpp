@@ -1,7 +1,7 @@
 //===- AmpToLinalg.cpp - the convert-amp-to-linalg pass -------------------===//
 
-#include "amp/Conversion/AmpToLinalg/Passes.h"
 #include "LoweringUtils.h"
+#include "amp/Conversion/AmpToLinalg/Passes.h"
 
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/IR/BuiltinDialect.h"
@@ -50,8 +50,8 @@ struct ConstantOpLowering : public OpConversionPattern<amp::ConstantOp> {
   LogicalResult
   matchAndRewrite(amp::ConstantOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(
-        getTypeConverter()->convertType(op.getType()));
+    auto type =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
     ElementsAttr value = op.getValue();
     if (type != op.getType()) {
       if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
@@ -162,8 +162,8 @@ struct ConvertAmpToLinalgPass
       for (unsigned i = 0; i < func.getNumArguments(); ++i)
         func.removeArgAttr(i, "amp.name");
       for (unsigned i = 0; i < func.getNumResults(); ++i)
-        func.removeResultAttr(i, StringAttr::get(func.getContext(),
-                                                 "amp.name"));
+        func.removeResultAttr(i,
+                              StringAttr::get(func.getContext(), "amp.name"));
     });
     // Absent optional operands are no longer used.
     module.walk([](amp::NoneOp op) {

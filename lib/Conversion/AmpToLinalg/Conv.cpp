@@ -37,8 +37,8 @@ Value buildConvInit(OpBuilder &b, Location loc, Value bias,
         outSizes);
   } else {
     Type acc = accType.getElementType();
-    init = filledTensor(b, loc, accType, outSizes,
-                        constantScalar(b, loc, acc, 0));
+    init =
+        filledTensor(b, loc, accType, outSizes, constantScalar(b, loc, acc, 0));
   }
   // A distinct value per convolution: CSE must not merge two inits (each
   // convolution then writes its own buffer, initialised right before it).
@@ -114,14 +114,15 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
       x = convertTensor(rewriter, loc, x, acc);
       w = convertTensor(rewriter, loc, w, acc);
     }
-    Value padded = padSpatial(rewriter, loc, x, window->padBegin, window->padEnd,
-                              constantScalar(rewriter, loc, acc, 0));
+    Value padded =
+        padSpatial(rewriter, loc, x, window->padBegin, window->padEnd,
+                   constantScalar(rewriter, loc, acc, 0));
     // Output initialised with the bias (or zeros); the conv accumulates.
     auto accType = resultType.clone(acc);
-    Value init = buildConvInit(rewriter, loc, adaptor.getB(), accType,
-                               outSizes, wType.getDimSize(0));
-    Value result = buildConv(rewriter, loc, padded, w, init, strides,
-                             dilations, groups);
+    Value init = buildConvInit(rewriter, loc, adaptor.getB(), accType, outSizes,
+                               wType.getDimSize(0));
+    Value result =
+        buildConv(rewriter, loc, padded, w, init, strides, dilations, groups);
     result = convertTensor(rewriter, loc, result, storage);
     if (result.getType() != convertedType)
       result = rewriter.create<tensor::CastOp>(loc, convertedType, result);
@@ -156,17 +157,16 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
           sizes.push_back(oldSizes[i]);
         }
       }
-      return reshapeTensor(
-          b, loc, v, RankedTensorType::get(shape, type.getElementType()),
-          sizes);
+      return reshapeTensor(b, loc, v,
+                           RankedTensorType::get(shape, type.getElementType()),
+                           sizes);
     };
     Value gx = splitDim(x, 1), gw = splitDim(w, 0), ginit = splitDim(init, 1);
     // Loops: n, [g], f, o_1..o_S, c, k_1..k_S.
     int64_t g = grouped ? 1 : 0;
     int64_t nLoops = 2 + g + spatial + 1 + spatial;
     auto d = [&](int64_t i) { return getAffineDimExpr(i, context); };
-    int64_t fDim = 1 + g, oDim = 2 + g, cDim = 2 + g + spatial,
-            kDim = cDim + 1;
+    int64_t fDim = 1 + g, oDim = 2 + g, cDim = 2 + g + spatial, kDim = cDim + 1;
     SmallVector<AffineExpr> xExprs = {d(0)}, wExprs, outExprs = {d(0)};
     if (grouped) {
       xExprs.push_back(d(1));
@@ -197,18 +197,17 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
           Value av = toComputeType(nb, l, args[2]);
           Value sum;
           if (isa<FloatType>(xv.getType()))
-            sum = nb.create<arith::AddFOp>(
-                l, av, nb.create<arith::MulFOp>(l, xv, wv));
+            sum = nb.create<arith::AddFOp>(l, av,
+                                           nb.create<arith::MulFOp>(l, xv, wv));
           else
-            sum = nb.create<arith::AddIOp>(
-                l, av, nb.create<arith::MulIOp>(l, xv, wv));
+            sum = nb.create<arith::AddIOp>(l, av,
+                                           nb.create<arith::MulIOp>(l, xv, wv));
           nb.create<linalg::YieldOp>(
               l, ValueRange{convertScalar(nb, l, sum, acc, false, false)});
         });
     // Backend-neutral markers: a backend may call a library for it.
     generic->setAttr(marker::kKindAttr, b.getStringAttr(marker::kConvKind));
-    generic->setAttr(marker::kConvStridesAttr,
-                     b.getDenseI64ArrayAttr(strides));
+    generic->setAttr(marker::kConvStridesAttr, b.getDenseI64ArrayAttr(strides));
     generic->setAttr(marker::kConvDilationsAttr,
                      b.getDenseI64ArrayAttr(dilations));
     Value result = generic.getResult(0);
@@ -261,7 +260,8 @@ struct ConvTransposeOpLowering : public OpConversionPattern<ConvTransposeOp> {
     SmallVector<OpFoldResult> stuffedSizes = {
         rewriter.create<tensor::DimOp>(loc, x, 0).getResult(),
         rewriter.getIndexAttr(xType.getDimSize(1))};
-    SmallVector<OpFoldResult> offsets(xType.getRank(), rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> offsets(xType.getRank(),
+                                      rewriter.getIndexAttr(0));
     SmallVector<OpFoldResult> insertStrides = {rewriter.getIndexAttr(1),
                                                rewriter.getIndexAttr(1)};
     for (int64_t i = 0; i < spatial; ++i) {
@@ -270,9 +270,9 @@ struct ConvTransposeOpLowering : public OpConversionPattern<ConvTransposeOp> {
       stuffedSizes.push_back(rewriter.getIndexAttr(stuffedShape.back()));
       insertStrides.push_back(rewriter.getIndexAttr(strides[i]));
     }
-    Value stuffed = filledTensor(
-        rewriter, loc, RankedTensorType::get(stuffedShape, element),
-        stuffedSizes, zero);
+    Value stuffed = filledTensor(rewriter, loc,
+                                 RankedTensorType::get(stuffedShape, element),
+                                 stuffedSizes, zero);
     stuffed = rewriter.create<tensor::InsertSliceOp>(
         loc, x, stuffed, offsets, getSizes(rewriter, loc, x), insertStrides);
     // 2. Padding: low = d*(K-1) - pad_begin, high = out - stuffed + pad_begin
@@ -339,12 +339,11 @@ struct ConvTransposeOpLowering : public OpConversionPattern<ConvTransposeOp> {
         rewriter.create<tensor::DimOp>(loc, x, 0).getResult()};
     for (int64_t i = 1; i < resultType.getRank(); ++i)
       outSizes.push_back(rewriter.getIndexAttr(resultType.getDimSize(i)));
-    Value init = buildConvInit(rewriter, loc, adaptor.getB(), accType,
-                               outSizes, perGroupOut * groups);
+    Value init = buildConvInit(rewriter, loc, adaptor.getB(), accType, outSizes,
+                               perGroupOut * groups);
     SmallVector<int64_t> unitStrides(spatial, 1);
-    Value result = ConvOpLowering::buildConv(rewriter, loc, padded, flipped,
-                                             init, unitStrides, dilations,
-                                             groups);
+    Value result = ConvOpLowering::buildConv(
+        rewriter, loc, padded, flipped, init, unitStrides, dilations, groups);
     rewriter.replaceOp(op, convertTensor(rewriter, loc, result, storage));
     return success();
   }

@@ -80,8 +80,8 @@ struct ScalarBuilder {
     // log(1 + exp(x)), stable for large x: max(x, 0) + log1p(exp(-|x|)).
     Value zero = cst(x.getType(), 0);
     Value absX = b.create<math::AbsFOp>(loc, x);
-    Value tail = b.create<math::Log1pOp>(
-        loc, exp(b.create<arith::NegFOp>(loc, absX)));
+    Value tail =
+        b.create<math::Log1pOp>(loc, exp(b.create<arith::NegFOp>(loc, absX)));
     Value pos = select(gt(x, zero), x, zero);
     return add(pos, tail);
   }
@@ -166,25 +166,23 @@ BodyFn getBody(Operation *op) {
       return s.b.create<MathOp>(s.loc, a[0]);                                  \
     });                                                                        \
   })
-      AMP_MATH_UNARY(AcosOp, math::AcosOp)
-      AMP_MATH_UNARY(AcoshOp, math::AcoshOp)
-      AMP_MATH_UNARY(AsinOp, math::AsinOp)
-      AMP_MATH_UNARY(AsinhOp, math::AsinhOp)
-      AMP_MATH_UNARY(AtanOp, math::AtanOp)
-      AMP_MATH_UNARY(AtanhOp, math::AtanhOp)
-      AMP_MATH_UNARY(CeilOp, math::CeilOp)
-      AMP_MATH_UNARY(CosOp, math::CosOp)
-      AMP_MATH_UNARY(CoshOp, math::CoshOp)
-      AMP_MATH_UNARY(ErfOp, math::ErfOp)
-      AMP_MATH_UNARY(ExpOp, math::ExpOp)
-      AMP_MATH_UNARY(FloorOp, math::FloorOp)
-      AMP_MATH_UNARY(LogOp, math::LogOp)
-      AMP_MATH_UNARY(RoundOp, math::RoundEvenOp)
-      AMP_MATH_UNARY(SinOp, math::SinOp)
-      AMP_MATH_UNARY(SinhOp, math::SinhOp)
-      AMP_MATH_UNARY(SqrtOp, math::SqrtOp)
-      AMP_MATH_UNARY(TanOp, math::TanOp)
-      AMP_MATH_UNARY(TanhOp, math::TanhOp)
+          AMP_MATH_UNARY(AcosOp, math::AcosOp) AMP_MATH_UNARY(
+              AcoshOp, math::AcoshOp) AMP_MATH_UNARY(AsinOp, math::AsinOp)
+              AMP_MATH_UNARY(AsinhOp,
+                             math::AsinhOp) AMP_MATH_UNARY(AtanOp, math::AtanOp)
+                  AMP_MATH_UNARY(AtanhOp, math::AtanhOp) AMP_MATH_UNARY(
+                      CeilOp, math::CeilOp) AMP_MATH_UNARY(CosOp, math::CosOp)
+                      AMP_MATH_UNARY(CoshOp, math::CoshOp) AMP_MATH_UNARY(
+                          ErfOp, math::ErfOp) AMP_MATH_UNARY(ExpOp, math::ExpOp)
+                          AMP_MATH_UNARY(FloorOp, math::FloorOp)
+                              AMP_MATH_UNARY(LogOp, math::LogOp) AMP_MATH_UNARY(
+                                  RoundOp, math::RoundEvenOp)
+                                  AMP_MATH_UNARY(SinOp, math::SinOp)
+                                      AMP_MATH_UNARY(SinhOp, math::SinhOp)
+                                          AMP_MATH_UNARY(SqrtOp, math::SqrtOp)
+                                              AMP_MATH_UNARY(TanOp, math::TanOp)
+                                                  AMP_MATH_UNARY(TanhOp,
+                                                                 math::TanhOp)
 #undef AMP_MATH_UNARY
       .Case([&](ReciprocalOp) {
         return f([](ScalarBuilder &s, ValueRange a) -> Value {
@@ -234,16 +232,16 @@ BodyFn getBody(Operation *op) {
         double alpha = o.getAlpha().convertToDouble();
         return f([=](ScalarBuilder &s, ValueRange a) -> Value {
           Type t = a[0].getType();
-          return s.select(s.lt(a[0], s.cst(t, 0)),
-                          s.mul(a[0], s.cst(t, alpha)), a[0]);
+          return s.select(s.lt(a[0], s.cst(t, 0)), s.mul(a[0], s.cst(t, alpha)),
+                          a[0]);
         });
       })
       .Case([&](EluOp o) {
         double alpha = o.getAlpha().convertToDouble();
         return f([=](ScalarBuilder &s, ValueRange a) -> Value {
           Type t = a[0].getType();
-          Value negative = s.mul(s.cst(t, alpha),
-                                 s.b.create<math::ExpM1Op>(s.loc, a[0]));
+          Value negative =
+              s.mul(s.cst(t, alpha), s.b.create<math::ExpM1Op>(s.loc, a[0]));
           return s.select(s.lt(a[0], s.cst(t, 0)), negative, a[0]);
         });
       })
@@ -253,8 +251,8 @@ BodyFn getBody(Operation *op) {
           Type t = a[0].getType();
           Value zero = s.cst(t, 0);
           Value scaled = s.div(a[0], s.cst(t, alpha));
-          Value negative = s.mul(s.cst(t, alpha),
-                                 s.b.create<math::ExpM1Op>(s.loc, scaled));
+          Value negative =
+              s.mul(s.cst(t, alpha), s.b.create<math::ExpM1Op>(s.loc, scaled));
           return s.select(s.lt(a[0], zero), negative, a[0]);
         });
       })
@@ -283,14 +281,14 @@ BodyFn getBody(Operation *op) {
           Type t = a[0].getType();
           Value x = a[0];
           if (!s.isFloat(x))
-            x = convertScalar(s.b, s.loc, x, s.b.getF64Type(),
-                              s.isUnsigned(0), false);
+            x = convertScalar(s.b, s.loc, x, s.b.getF64Type(), s.isUnsigned(0),
+                              false);
           Type ft = x.getType();
           Value below = s.lt(x, s.cst(ft, -lambd));
           Value above = s.gt(x, s.cst(ft, lambd));
-          Value r = s.select(below, s.add(x, s.cst(ft, bias)),
-                             s.select(above, s.sub(x, s.cst(ft, bias)),
-                                      s.cst(ft, 0)));
+          Value r = s.select(
+              below, s.add(x, s.cst(ft, bias)),
+              s.select(above, s.sub(x, s.cst(ft, bias)), s.cst(ft, 0)));
           return convertScalar(s.b, s.loc, r, t, false, s.isUnsigned(0));
         });
       })
@@ -332,10 +330,10 @@ BodyFn getBody(Operation *op) {
           Type t = a[0].getType();
           auto inf = [&](bool neg) {
             return s.b.create<arith::ConstantOp>(
-                s.loc, s.b.getFloatAttr(
-                           t, APFloat::getInf(
-                                  cast<FloatType>(t).getFloatSemantics(),
-                                  neg)));
+                s.loc,
+                s.b.getFloatAttr(
+                    t, APFloat::getInf(cast<FloatType>(t).getFloatSemantics(),
+                                       neg)));
           };
           Value result = s.cst(s.b.getI1Type(), 0);
           if (positive)
@@ -353,13 +351,16 @@ BodyFn getBody(Operation *op) {
       })
       // Binary.
       .Case([&](AddOp) {
-        return f([](ScalarBuilder &s, ValueRange a) { return s.add(a[0], a[1]); });
+        return f(
+            [](ScalarBuilder &s, ValueRange a) { return s.add(a[0], a[1]); });
       })
       .Case([&](SubOp) {
-        return f([](ScalarBuilder &s, ValueRange a) { return s.sub(a[0], a[1]); });
+        return f(
+            [](ScalarBuilder &s, ValueRange a) { return s.sub(a[0], a[1]); });
       })
       .Case([&](MulOp) {
-        return f([](ScalarBuilder &s, ValueRange a) { return s.mul(a[0], a[1]); });
+        return f(
+            [](ScalarBuilder &s, ValueRange a) { return s.mul(a[0], a[1]); });
       })
       .Case([&](DivOp) {
         return f([](ScalarBuilder &s, ValueRange a) {
@@ -381,8 +382,8 @@ BodyFn getBody(Operation *op) {
           Value zero = s.cst(x.getType(), 0);
           Value nonzero = s.b.create<arith::CmpIOp>(
               s.loc, arith::CmpIPredicate::ne, r, zero);
-          Value signDiffers = s.b.create<arith::XOrIOp>(
-              s.loc, s.lt(r, zero), s.lt(y, zero));
+          Value signDiffers =
+              s.b.create<arith::XOrIOp>(s.loc, s.lt(r, zero), s.lt(y, zero));
           Value fix = s.b.create<arith::AndIOp>(s.loc, nonzero, signDiffers);
           return s.select(fix, s.add(r, y), r);
         });
@@ -434,11 +435,11 @@ BodyFn getBody(Operation *op) {
                    arith::CmpIPredicate::UI, a[0], a[1], s.isUnsigned(0));     \
     });                                                                        \
   })
-      AMP_COMPARE(EqualOp, OEQ, eq, eq)
-      AMP_COMPARE(GreaterOp, OGT, sgt, ugt)
-      AMP_COMPARE(GreaterOrEqualOp, OGE, sge, uge)
-      AMP_COMPARE(LessOp, OLT, slt, ult)
-      AMP_COMPARE(LessOrEqualOp, OLE, sle, ule)
+          AMP_COMPARE(EqualOp, OEQ, eq, eq)
+              AMP_COMPARE(GreaterOp, OGT, sgt, ugt)
+                  AMP_COMPARE(GreaterOrEqualOp, OGE, sge, uge)
+                      AMP_COMPARE(LessOp, OLT, slt, ult)
+                          AMP_COMPARE(LessOrEqualOp, OLE, sle, ule)
 #undef AMP_COMPARE
       // Variadic.
       .Case([&](MaxOp) {
@@ -517,8 +518,7 @@ struct ElementwiseOpLowering : public ConversionPattern {
           isUnsignedInt(getElementTypeOrSelf(op->getOperand(i).getType())));
     }
     Type resultElement = getElementTypeOrSelf(op->getResult(0).getType());
-    RankedTensorType resultType =
-        convertedResultType(getTypeConverter(), op);
+    RankedTensorType resultType = convertedResultType(getTypeConverter(), op);
     Location loc = op->getLoc();
     Value result = buildElementwise(
         rewriter, loc, inputs, resultType,
@@ -586,10 +586,9 @@ struct DropoutOpLowering : public OpConversionPattern<DropoutOp> {
     if (!op.getMask().use_empty()) {
       RankedTensorType maskType =
           convertedResultType(getTypeConverter(), op, 1);
-      mask = filledTensor(rewriter, loc, maskType,
-                          getSizes(rewriter, loc, data),
-                          constantScalar(rewriter, loc,
-                                         rewriter.getI1Type(), 1));
+      mask =
+          filledTensor(rewriter, loc, maskType, getSizes(rewriter, loc, data),
+                       constantScalar(rewriter, loc, rewriter.getI1Type(), 1));
     }
     rewriter.replaceOp(op, {data, mask});
     return success();

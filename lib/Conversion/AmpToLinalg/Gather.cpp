@@ -29,30 +29,34 @@ struct GatherOpLowering : public OpConversionPattern<GatherOp> {
     for (int64_t i = 0; i < q; ++i)
       indexExprs.push_back(rewriter.getAffineDimExpr(axis + i));
     Value axisDim = rewriter.create<tensor::DimOp>(loc, data, axis);
-    Value result = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{type}, ValueRange{indices},
-        ValueRange{emptyTensor(rewriter, loc, type, sizes)},
-        SmallVector<AffineMap>{
-            AffineMap::get(rank, 0, indexExprs, rewriter.getContext()),
-            rewriter.getMultiDimIdentityMap(rank)},
-        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          SmallVector<Value> at;
-          for (int64_t i = 0; i < axis; ++i)
-            at.push_back(b.create<linalg::IndexOp>(l, i));
-          at.push_back(wrapIndex(b, l, toIndex(b, l, args[0]), axisDim));
-          for (int64_t i = axis + 1; i < r; ++i)
-            at.push_back(b.create<linalg::IndexOp>(l, i - 1 + q));
-          b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<tensor::ExtractOp>(l, data, at)});
-        }).getResult(0);
+    Value result =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, TypeRange{type}, ValueRange{indices},
+                ValueRange{emptyTensor(rewriter, loc, type, sizes)},
+                SmallVector<AffineMap>{
+                    AffineMap::get(rank, 0, indexExprs, rewriter.getContext()),
+                    rewriter.getMultiDimIdentityMap(rank)},
+                SmallVector<utils::IteratorType>(rank,
+                                                 utils::IteratorType::parallel),
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  SmallVector<Value> at;
+                  for (int64_t i = 0; i < axis; ++i)
+                    at.push_back(b.create<linalg::IndexOp>(l, i));
+                  at.push_back(
+                      wrapIndex(b, l, toIndex(b, l, args[0]), axisDim));
+                  for (int64_t i = axis + 1; i < r; ++i)
+                    at.push_back(b.create<linalg::IndexOp>(l, i - 1 + q));
+                  b.create<linalg::YieldOp>(
+                      l, ValueRange{b.create<tensor::ExtractOp>(l, data, at)});
+                })
+            .getResult(0);
     rewriter.replaceOp(op, result);
     return success();
   }
 };
 
-struct GatherElementsOpLowering
-    : public OpConversionPattern<GatherElementsOp> {
+struct GatherElementsOpLowering : public OpConversionPattern<GatherElementsOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(GatherElementsOp op, OpAdaptor adaptor,
@@ -63,21 +67,27 @@ struct GatherElementsOpLowering
     int64_t axis = normalizeAxis(op.getAxis(), rank);
     RankedTensorType type = convertedResultType(getTypeConverter(), op);
     Value axisDim = rewriter.create<tensor::DimOp>(loc, data, axis);
-    Value result = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{type}, ValueRange{indices},
-        ValueRange{emptyTensor(rewriter, loc, type,
-                               getSizes(rewriter, loc, indices))},
-        SmallVector<AffineMap>(2, rewriter.getMultiDimIdentityMap(rank)),
-        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          SmallVector<Value> at;
-          for (int64_t i = 0; i < rank; ++i)
-            at.push_back(i == axis
-                             ? wrapIndex(b, l, toIndex(b, l, args[0]), axisDim)
-                             : b.create<linalg::IndexOp>(l, i).getResult());
-          b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<tensor::ExtractOp>(l, data, at)});
-        }).getResult(0);
+    Value result =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, TypeRange{type}, ValueRange{indices},
+                ValueRange{emptyTensor(rewriter, loc, type,
+                                       getSizes(rewriter, loc, indices))},
+                SmallVector<AffineMap>(2,
+                                       rewriter.getMultiDimIdentityMap(rank)),
+                SmallVector<utils::IteratorType>(rank,
+                                                 utils::IteratorType::parallel),
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  SmallVector<Value> at;
+                  for (int64_t i = 0; i < rank; ++i)
+                    at.push_back(
+                        i == axis
+                            ? wrapIndex(b, l, toIndex(b, l, args[0]), axisDim)
+                            : b.create<linalg::IndexOp>(l, i).getResult());
+                  b.create<linalg::YieldOp>(
+                      l, ValueRange{b.create<tensor::ExtractOp>(l, data, at)});
+                })
+            .getResult(0);
     rewriter.replaceOp(op, result);
     return success();
   }

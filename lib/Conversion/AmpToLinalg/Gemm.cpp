@@ -19,30 +19,31 @@ namespace {
 /// C (+)= A x B for [M,K]x[K,N] or batched [B,M,K]x[B,K,N] (`transB`: B is
 /// [.., N, K]). fp32/f64/integer work uses the named linalg ops (fp32 ones
 /// become oneDNN calls); f16/bf16 accumulation rounds after every step.
-Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
-                  Value init, bool transposeB) {
+Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs, Value init,
+                  bool transposeB) {
   auto initType = cast<RankedTensorType>(init.getType());
   bool batched = initType.getRank() == 3;
   Type acc = initType.getElementType();
   if (!isLowPrecisionFloat(acc)) {
     Operation *matmul;
     if (batched)
-      matmul = transposeB ? b.create<linalg::BatchMatmulTransposeBOp>(
-                                loc, TypeRange{initType},
-                                ValueRange{lhs, rhs}, ValueRange{init})
-                                .getOperation()
-                          : b.create<linalg::BatchMatmulOp>(
-                                loc, TypeRange{initType},
-                                ValueRange{lhs, rhs}, ValueRange{init})
-                                .getOperation();
+      matmul = transposeB
+                   ? b.create<linalg::BatchMatmulTransposeBOp>(
+                          loc, TypeRange{initType}, ValueRange{lhs, rhs},
+                          ValueRange{init})
+                         .getOperation()
+                   : b.create<linalg::BatchMatmulOp>(loc, TypeRange{initType},
+                                                     ValueRange{lhs, rhs},
+                                                     ValueRange{init})
+                         .getOperation();
     else
       matmul = transposeB ? b.create<linalg::MatmulTransposeBOp>(
-                                loc, TypeRange{initType},
-                                ValueRange{lhs, rhs}, ValueRange{init})
+                                 loc, TypeRange{initType}, ValueRange{lhs, rhs},
+                                 ValueRange{init})
                                 .getOperation()
-                          : b.create<linalg::MatmulOp>(
-                                loc, TypeRange{initType},
-                                ValueRange{lhs, rhs}, ValueRange{init})
+                          : b.create<linalg::MatmulOp>(loc, TypeRange{initType},
+                                                       ValueRange{lhs, rhs},
+                                                       ValueRange{init})
                                 .getOperation();
     return matmul->getResult(0);
   }
@@ -59,9 +60,8 @@ Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
     return AffineMap::get(loops, 0, all, context);
   };
   AffineExpr m = d(o), n = d(o + 1), k = d(o + 2);
-  SmallVector<AffineMap> maps = {with({m, k}),
-                                 transposeB ? with({n, k}) : with({k, n}),
-                                 with({m, n})};
+  SmallVector<AffineMap> maps = {
+      with({m, k}), transposeB ? with({n, k}) : with({k, n}), with({m, n})};
   SmallVector<utils::IteratorType> iterators(loops,
                                              utils::IteratorType::parallel);
   iterators.back() = utils::IteratorType::reduction;
@@ -101,11 +101,9 @@ Value materializeBroadcast(OpBuilder &b, Location loc, Value value,
   return b
       .create<linalg::GenericOp>(
           loc, TypeRange{type}, ValueRange{value}, ValueRange{init},
-          SmallVector<AffineMap>{
-              AffineMap::get(rank, 0, exprs, b.getContext()),
-              b.getMultiDimIdentityMap(rank)},
-          SmallVector<utils::IteratorType>(rank,
-                                           utils::IteratorType::parallel),
+          SmallVector<AffineMap>{AffineMap::get(rank, 0, exprs, b.getContext()),
+                                 b.getMultiDimIdentityMap(rank)},
+          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
           [](OpBuilder &nb, Location l, ValueRange args) {
             nb.create<linalg::YieldOp>(l, args[0]);
           })
@@ -187,15 +185,14 @@ struct MatMulOpLowering : public OpConversionPattern<MatMulOp> {
       fullSizes.push_back(n);
       auto flatLhsType =
           RankedTensorType::get({rows, staticK}, lhsType.getElementType());
-      Value flatLhs = reshapeTensor(b, loc, lhs, flatLhsType,
-                                    {OpFoldResult(rowCount), k});
+      Value flatLhs =
+          reshapeTensor(b, loc, lhs, flatLhsType, {OpFoldResult(rowCount), k});
       auto flatType = RankedTensorType::get({rows, staticN}, acc);
-      Value init = filledTensor(b, loc, flatType,
-                                {OpFoldResult(rowCount), n}, zero);
+      Value init =
+          filledTensor(b, loc, flatType, {OpFoldResult(rowCount), n}, zero);
       Value flat = buildMatmul(b, loc, flatLhs, rhs, init, false);
       product = reshapeTensor(b, loc, flat,
-                              RankedTensorType::get(fullShape, acc),
-                              fullSizes);
+                              RankedTensorType::get(fullShape, acc), fullSizes);
     } else {
       // Batched: broadcast the batch dimensions, collapse them to one.
       int64_t batchRank = std::max(lhsRank, rhsRank) - 2;
@@ -278,8 +275,7 @@ struct MatMulOpLowering : public OpConversionPattern<MatMulOp> {
       fullSizes.assign(batchSizes);
       fullSizes.append({m, n});
       product = reshapeTensor(b, loc, batched,
-                              RankedTensorType::get(fullShape, acc),
-                              fullSizes);
+                              RankedTensorType::get(fullShape, acc), fullSizes);
     }
     // Drop the dimensions added for vector operands.
     SmallVector<OpFoldResult> finalSizes;
@@ -328,8 +324,8 @@ struct GemmOpLowering : public OpConversionPattern<GemmOp> {
       init = buildElementwise(
           rewriter, loc, {c}, accType,
           [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-            Value v = convertScalar(b, l, args[0], getComputeType(acc), false,
-                                    false);
+            Value v =
+                convertScalar(b, l, args[0], getComputeType(acc), false, false);
             if (beta == 1)
               return v;
             return b.create<arith::MulFOp>(
@@ -371,8 +367,7 @@ struct GemmOpLowering : public OpConversionPattern<GemmOp> {
         {type.getDimSize(1), type.getDimSize(0)}, type.getElementType());
     Value init = emptyTensor(b, loc, transposedType, {sizes[1], sizes[0]});
     return b
-        .create<linalg::TransposeOp>(loc, value, init,
-                                     ArrayRef<int64_t>{1, 0})
+        .create<linalg::TransposeOp>(loc, value, init, ArrayRef<int64_t>{1, 0})
         .getResult()[0];
   }
 };
@@ -426,9 +421,10 @@ struct EinsumOpLowering : public OpConversionPattern<EinsumOp> {
       for (int64_t i = 0; i < ellipsisRank; ++i)
         fresh.push_back(static_cast<char>('A' + i));
       size_t at = rhs.find("...");
-      output = at == StringRef::npos
-                   ? rhs.str()
-                   : (rhs.take_front(at) + fresh + rhs.drop_front(at + 3)).str();
+      output =
+          at == StringRef::npos
+              ? rhs.str()
+              : (rhs.take_front(at) + fresh + rhs.drop_front(at + 3)).str();
     } else {
       // Implicit: ellipsis dims, then letters seen once, alphabetically.
       std::map<char, int> counts;
@@ -482,26 +478,34 @@ struct EinsumOpLowering : public OpConversionPattern<EinsumOp> {
     auto accType = resultType.clone(acc);
     Value init = filledTensor(rewriter, loc, accType, sizes,
                               constantScalar(rewriter, loc, acc, 0));
-    Value result = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{accType}, inputs, ValueRange{init}, maps, iterators,
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Type compute = getComputeType(acc);
-          Value product;
-          for (Value arg : args.drop_back()) {
-            Value v = convertScalar(b, l, toComputeType(b, l, arg), compute,
-                                    false, false);
-            product = !product ? v
-                      : isa<FloatType>(compute)
-                          ? b.create<arith::MulFOp>(l, product, v).getResult()
-                          : b.create<arith::MulIOp>(l, product, v).getResult();
-          }
-          Value a = toComputeType(b, l, args.back());
-          Value sum = isa<FloatType>(compute)
+    Value result =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, TypeRange{accType}, inputs, ValueRange{init}, maps,
+                iterators,
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  Type compute = getComputeType(acc);
+                  Value product;
+                  for (Value arg : args.drop_back()) {
+                    Value v = convertScalar(b, l, toComputeType(b, l, arg),
+                                            compute, false, false);
+                    product =
+                        !product ? v
+                        : isa<FloatType>(compute)
+                            ? b.create<arith::MulFOp>(l, product, v).getResult()
+                            : b.create<arith::MulIOp>(l, product, v)
+                                  .getResult();
+                  }
+                  Value a = toComputeType(b, l, args.back());
+                  Value sum =
+                      isa<FloatType>(compute)
                           ? b.create<arith::AddFOp>(l, a, product).getResult()
                           : b.create<arith::AddIOp>(l, a, product).getResult();
-          b.create<linalg::YieldOp>(
-              l, ValueRange{convertScalar(b, l, sum, acc, false, false)});
-        }).getResult(0);
+                  b.create<linalg::YieldOp>(
+                      l,
+                      ValueRange{convertScalar(b, l, sum, acc, false, false)});
+                })
+            .getResult(0);
     rewriter.replaceOp(op, convertTensor(rewriter, loc, result, storage));
     return success();
   }

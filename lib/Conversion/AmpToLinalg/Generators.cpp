@@ -24,10 +24,10 @@ struct ConstantOfShapeOpLowering
     RankedTensorType type = convertedResultType(getTypeConverter(), op);
     SmallVector<OpFoldResult> sizes;
     for (int64_t i = 0; i < type.getRank(); ++i)
-      sizes.push_back(type.isDynamicDim(i)
-                          ? OpFoldResult(extractIndex(rewriter, loc,
-                                                      adaptor.getInput(), i))
-                          : rewriter.getIndexAttr(type.getDimSize(i)));
+      sizes.push_back(
+          type.isDynamicDim(i)
+              ? OpFoldResult(extractIndex(rewriter, loc, adaptor.getInput(), i))
+              : rewriter.getIndexAttr(type.getDimSize(i)));
     Type element = type.getElementType();
     Value value;
     if (op.getValue()) {
@@ -66,8 +66,8 @@ struct RangeOpLowering : public OpConversionPattern<RangeOp> {
       auto wide = [&](Value v) {
         return convertScalar(rewriter, loc, v, f64, false, false);
       };
-      Value span = rewriter.create<arith::SubFOp>(loc, wide(limit),
-                                                  wide(start));
+      Value span =
+          rewriter.create<arith::SubFOp>(loc, wide(limit), wide(start));
       Value steps = rewriter.create<math::CeilOp>(
           loc, rewriter.create<arith::DivFOp>(loc, span, wide(delta)));
       Value count = convertScalar(rewriter, loc, steps, rewriter.getI64Type(),
@@ -85,11 +85,11 @@ struct RangeOpLowering : public OpConversionPattern<RangeOp> {
           Value iv = convertScalar(b, l, i, element, false, false);
           Value r;
           if (isa<FloatType>(element))
-            r = b.create<arith::AddFOp>(
-                l, start, b.create<arith::MulFOp>(l, iv, delta));
+            r = b.create<arith::AddFOp>(l, start,
+                                        b.create<arith::MulFOp>(l, iv, delta));
           else
-            r = b.create<arith::AddIOp>(
-                l, start, b.create<arith::MulIOp>(l, iv, delta));
+            r = b.create<arith::AddIOp>(l, start,
+                                        b.create<arith::MulIOp>(l, iv, delta));
           return r;
         });
     rewriter.replaceOp(op, result);
@@ -148,29 +148,34 @@ struct OneHotOpLowering : public OpConversionPattern<OneHotOp> {
     SmallVector<OpFoldResult> sizes(indexSizes);
     sizes.insert(sizes.begin() + axis, rewriter.getIndexAttr(depth));
     bool indexUnsigned = isUnsignedInt(getElementTypeOrSelf(op.getIndices()));
-    Value result = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{type}, ValueRange{indices},
-        ValueRange{emptyTensor(rewriter, loc, type, sizes)},
-        SmallVector<AffineMap>{
-            AffineMap::get(rank, 0, indexExprs, rewriter.getContext()),
-            rewriter.getMultiDimIdentityMap(rank)},
-        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value idx = convertScalar(b, l, args[0], b.getI64Type(),
-                                    indexUnsigned, false);
-          Value d = constantScalar(b, l, b.getI64Type(), depth);
-          Value isNeg = b.create<arith::CmpIOp>(
-              l, arith::CmpIPredicate::slt, idx,
-              constantScalar(b, l, b.getI64Type(), 0));
-          idx = b.create<arith::SelectOp>(
-              l, isNeg, b.create<arith::AddIOp>(l, idx, d), idx);
-          Value position = b.create<arith::IndexCastOp>(
-              l, b.getI64Type(), b.create<linalg::IndexOp>(l, axis));
-          Value hit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq,
-                                              idx, position);
-          b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<arith::SelectOp>(l, hit, on, off)});
-        }).getResult(0);
+    Value result =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, TypeRange{type}, ValueRange{indices},
+                ValueRange{emptyTensor(rewriter, loc, type, sizes)},
+                SmallVector<AffineMap>{
+                    AffineMap::get(rank, 0, indexExprs, rewriter.getContext()),
+                    rewriter.getMultiDimIdentityMap(rank)},
+                SmallVector<utils::IteratorType>(rank,
+                                                 utils::IteratorType::parallel),
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  Value idx = convertScalar(b, l, args[0], b.getI64Type(),
+                                            indexUnsigned, false);
+                  Value d = constantScalar(b, l, b.getI64Type(), depth);
+                  Value isNeg = b.create<arith::CmpIOp>(
+                      l, arith::CmpIPredicate::slt, idx,
+                      constantScalar(b, l, b.getI64Type(), 0));
+                  idx = b.create<arith::SelectOp>(
+                      l, isNeg, b.create<arith::AddIOp>(l, idx, d), idx);
+                  Value position = b.create<arith::IndexCastOp>(
+                      l, b.getI64Type(), b.create<linalg::IndexOp>(l, axis));
+                  Value hit = b.create<arith::CmpIOp>(
+                      l, arith::CmpIPredicate::eq, idx, position);
+                  b.create<linalg::YieldOp>(
+                      l,
+                      ValueRange{b.create<arith::SelectOp>(l, hit, on, off)});
+                })
+            .getResult(0);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -185,33 +190,40 @@ struct TriluOpLowering : public OpConversionPattern<TriluOp> {
     // k may be a runtime scalar.
     Value kValue;
     if (!isNone(adaptor.getK()))
-      kValue = toIndex(rewriter, loc, extractScalar(rewriter, loc,
-                                                    adaptor.getK()));
+      kValue =
+          toIndex(rewriter, loc, extractScalar(rewriter, loc, adaptor.getK()));
     else
       kValue = rewriter.create<arith::ConstantIndexOp>(loc, 0);
     bool upper = op.getUpper() != 0;
     Value input = adaptor.getInput();
     RankedTensorType type = convertedResultType(getTypeConverter(), op);
     int64_t rank = type.getRank();
-    Value result = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{type}, ValueRange{input},
-        ValueRange{emptyTensor(rewriter, loc, type,
-                               getSizes(rewriter, loc, input))},
-        SmallVector<AffineMap>(2, rewriter.getMultiDimIdentityMap(rank)),
-        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value i = b.create<linalg::IndexOp>(l, rank - 2);
-          Value j = b.create<linalg::IndexOp>(l, rank - 1);
-          Value diff = b.create<arith::SubIOp>(l, j, i);
-          Value kv = kValue;
-          Value keep = b.create<arith::CmpIOp>(
-              l, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
-              diff, kv);
-          b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<arith::SelectOp>(
-                     l, keep, args[0],
-                     constantScalar(b, l, args[0].getType(), 0))});
-        }).getResult(0);
+    Value result =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, TypeRange{type}, ValueRange{input},
+                ValueRange{emptyTensor(rewriter, loc, type,
+                                       getSizes(rewriter, loc, input))},
+                SmallVector<AffineMap>(2,
+                                       rewriter.getMultiDimIdentityMap(rank)),
+                SmallVector<utils::IteratorType>(rank,
+                                                 utils::IteratorType::parallel),
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  Value i = b.create<linalg::IndexOp>(l, rank - 2);
+                  Value j = b.create<linalg::IndexOp>(l, rank - 1);
+                  Value diff = b.create<arith::SubIOp>(l, j, i);
+                  Value kv = kValue;
+                  Value keep =
+                      b.create<arith::CmpIOp>(l,
+                                              upper ? arith::CmpIPredicate::sge
+                                                    : arith::CmpIPredicate::sle,
+                                              diff, kv);
+                  b.create<linalg::YieldOp>(
+                      l, ValueRange{b.create<arith::SelectOp>(
+                             l, keep, args[0],
+                             constantScalar(b, l, args[0].getType(), 0))});
+                })
+            .getResult(0);
     rewriter.replaceOp(op, result);
     return success();
   }

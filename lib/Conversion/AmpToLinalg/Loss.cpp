@@ -44,18 +44,19 @@ Value buildNllLoss(OpBuilder &b, Location loc, Operation *op, Value logProb,
         for (int64_t i = 1; i < rank; ++i)
           at.push_back(nb.create<linalg::IndexOp>(l, i));
         Value lp = convertScalar(
-            nb, l, toComputeType(nb, l, nb.create<tensor::ExtractOp>(l, logProb, at)),
+            nb, l,
+            toComputeType(nb, l, nb.create<tensor::ExtractOp>(l, logProb, at)),
             acc, false, false);
         Value w = constantScalar(nb, l, acc, 1);
         if (weight)
-          w = convertScalar(
-              nb, l,
-              toComputeType(nb, l, nb.create<tensor::ExtractOp>(
-                                       l, weight, ValueRange{index})),
-              acc, false, false);
+          w = convertScalar(nb, l,
+                            toComputeType(nb, l,
+                                          nb.create<tensor::ExtractOp>(
+                                              l, weight, ValueRange{index})),
+                            acc, false, false);
         w = nb.create<arith::SelectOp>(l, ignored, zero, w);
-        Value loss = nb.create<arith::NegFOp>(
-            l, nb.create<arith::MulFOp>(l, lp, w));
+        Value loss =
+            nb.create<arith::NegFOp>(l, nb.create<arith::MulFOp>(l, lp, w));
         nb.create<linalg::YieldOp>(l, ValueRange{loss, w});
       });
   Value losses = generic.getResult(0), weights = generic.getResult(1);
@@ -72,11 +73,11 @@ Value buildNllLoss(OpBuilder &b, Location loc, Operation *op, Value logProb,
   if (reduction == "sum")
     return convertTensor(b, loc, total, storage);
   Value weightSum = buildReduction(b, loc, weights, all, acc, zero, add);
-  return buildElementwise(
-      b, loc, {total, weightSum}, RankedTensorType::get({}, storage),
-      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        return nb.create<arith::DivFOp>(l, a[0], a[1]);
-      });
+  return buildElementwise(b, loc, {total, weightSum},
+                          RankedTensorType::get({}, storage),
+                          [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                            return nb.create<arith::DivFOp>(l, a[0], a[1]);
+                          });
 }
 
 struct NllLossOpLowering

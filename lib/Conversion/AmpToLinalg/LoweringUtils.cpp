@@ -48,9 +48,9 @@ static Value extremeValue(OpBuilder &b, Location loc, Type type,
                           bool isUnsigned, bool lowest) {
   if (auto floatType = dyn_cast<FloatType>(type))
     return b.create<arith::ConstantOp>(
-        loc, b.getFloatAttr(floatType, APFloat::getInf(
-                                           floatType.getFloatSemantics(),
-                                           /*Negative=*/lowest)));
+        loc,
+        b.getFloatAttr(floatType, APFloat::getInf(floatType.getFloatSemantics(),
+                                                  /*Negative=*/lowest)));
   unsigned width = type.getIntOrFloatBitWidth();
   APInt bits = isUnsigned ? (lowest ? APInt::getMinValue(width)
                                     : APInt::getMaxValue(width))
@@ -187,7 +187,8 @@ Value reshapeTensor(OpBuilder &b, Location loc, Value source,
   auto countDynamic = [](RankedTensorType t) {
     return llvm::count_if(t.getShape(), ShapedType::isDynamic);
   };
-  bool unambiguous = std::max(countDynamic(sourceType), countDynamic(type)) <= 1;
+  bool unambiguous =
+      std::max(countDynamic(sourceType), countDynamic(type)) <= 1;
   if (auto reassociation =
           unambiguous ? getReassociationIndicesForReshape(sourceType, type)
                       : std::nullopt) {
@@ -197,8 +198,8 @@ Value reshapeTensor(OpBuilder &b, Location loc, Value source,
                                                *reassociation);
     if (sourceType.getRank() < type.getRank() && type.hasStaticShape() &&
         consistent(sourceType, type, *reassociation))
-      return b.create<tensor::ExpandShapeOp>(loc, type, source,
-                                             *reassociation, mixed);
+      return b.create<tensor::ExpandShapeOp>(loc, type, source, *reassociation,
+                                             mixed);
   }
   // Dynamic results: tensor.reshape with the sizes as a shape tensor (the
   // bufferization of a dynamic tensor.expand_shape is broken in MLIR 19).
@@ -222,8 +223,8 @@ Value reshapeTensor(OpBuilder &b, Location loc, Value source,
     SmallVector<ReassociationIndices> reassociation;
     if (sourceType.getRank() > 0)
       reassociation.push_back(all);
-    flat = b.create<tensor::CollapseShapeOp>(loc, flatType, source,
-                                             reassociation);
+    flat =
+        b.create<tensor::CollapseShapeOp>(loc, flatType, source, reassociation);
   }
   if (type.getRank() == 1) {
     if (flat.getType() == type)
@@ -244,8 +245,7 @@ Value reshapeTensor(OpBuilder &b, Location loc, Value source,
     reassociation.push_back(all);
   if (type.getRank() == 0)
     return b.create<tensor::CollapseShapeOp>(loc, type, flat, reassociation);
-  return b.create<tensor::ExpandShapeOp>(loc, type, flat, reassociation,
-                                         mixed);
+  return b.create<tensor::ExpandShapeOp>(loc, type, flat, reassociation, mixed);
 }
 
 Value keepDims(OpBuilder &b, Location loc, Value reduced, int64_t rank,
@@ -337,9 +337,8 @@ static SmallVector<int64_t> ambiguousDims(Value input, ValueRange inputs,
 }
 
 Value broadcastAtRunTime(OpBuilder &b, Location loc, Value input,
-                                ArrayRef<int64_t> dims,
-                                RankedTensorType resultType,
-                                ArrayRef<OpFoldResult> sizes) {
+                         ArrayRef<int64_t> dims, RankedTensorType resultType,
+                         ArrayRef<OpFoldResult> sizes) {
   auto type = cast<RankedTensorType>(input.getType());
   int64_t inputRank = type.getRank();
   int64_t offset = resultType.getRank() - inputRank;
@@ -361,8 +360,8 @@ Value broadcastAtRunTime(OpBuilder &b, Location loc, Value input,
           Value index = outIndices[i];
           if (llvm::is_contained(dims, i)) {
             Value size = nb.create<tensor::DimOp>(l, input, i);
-            Value isOne = nb.create<arith::CmpIOp>(
-                l, arith::CmpIPredicate::eq, size, one);
+            Value isOne = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq,
+                                                   size, one);
             index = nb.create<arith::SelectOp>(l, isOne, zero, index);
           }
           indices.push_back(index);
@@ -385,11 +384,11 @@ Value padTensor(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> low,
       shape.push_back(ShapedType::kDynamic);
       Value size = getValueOrCreateConstantIndexOp(b, loc, inSizes[i]);
       sizes.push_back(
-          extra == 0 ? size
-                     : b.create<arith::AddIOp>(
-                            loc, size,
-                            b.create<arith::ConstantIndexOp>(loc, extra))
-                           .getResult());
+          extra == 0
+              ? size
+              : b.create<arith::AddIOp>(
+                     loc, size, b.create<arith::ConstantIndexOp>(loc, extra))
+                    .getResult());
     } else {
       shape.push_back(type.getDimSize(i) + extra);
       sizes.push_back(b.getIndexAttr(shape.back()));
@@ -406,8 +405,8 @@ Value signedIntAbs(OpBuilder &b, Location loc, Value x) {
   Value zero = b.create<arith::ConstantOp>(loc, b.getZeroAttr(x.getType()));
   Value isNegative =
       b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, zero);
-  return b.create<arith::SelectOp>(
-      loc, isNegative, b.create<arith::SubIOp>(loc, zero, x), x);
+  return b.create<arith::SelectOp>(loc, isNegative,
+                                   b.create<arith::SubIOp>(loc, zero, x), x);
 }
 
 Value buildElementwise(OpBuilder &b, Location loc, ValueRange inputs,
@@ -439,8 +438,8 @@ Value buildElementwise(OpBuilder &b, Location loc, ValueRange inputs,
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
     auto generic = builder.create<linalg::GenericOp>(
-        loc, TypeRange{resultType}, operands, ValueRange{init}, maps,
-        iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        loc, TypeRange{resultType}, operands, ValueRange{init}, maps, iterators,
+        [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
           SmallVector<Value> computeArgs;
           for (Value arg : args.drop_back())
             computeArgs.push_back(toComputeType(nested, nestedLoc, arg));
@@ -474,9 +473,9 @@ Value buildElementwise(OpBuilder &b, Location loc, ValueRange inputs,
       Value equal = b.create<arith::CmpIOp>(
           loc, arith::CmpIPredicate::eq, have,
           getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
-      allEqual = allEqual ? b.create<arith::AndIOp>(loc, allEqual, equal)
-                                .getResult()
-                          : equal;
+      allEqual = allEqual
+                     ? b.create<arith::AndIOp>(loc, allEqual, equal).getResult()
+                     : equal;
     }
   }
   auto branch = b.create<scf::IfOp>(
@@ -487,11 +486,10 @@ Value buildElementwise(OpBuilder &b, Location loc, ValueRange inputs,
       [&](OpBuilder &otherwise, Location l) {
         SmallVector<Value> broadcast;
         for (auto [input, dims] : llvm::zip(inputs, ambiguous))
-          broadcast.push_back(dims.empty()
-                                  ? input
-                                  : broadcastAtRunTime(otherwise, l, input,
-                                                       dims, resultType,
-                                                       sizes));
+          broadcast.push_back(
+              dims.empty() ? input
+                           : broadcastAtRunTime(otherwise, l, input, dims,
+                                                resultType, sizes));
         otherwise.create<scf::YieldOp>(l, emit(otherwise, broadcast));
       });
   return branch.getResult(0);
@@ -522,9 +520,8 @@ Value wrapIndex(OpBuilder &b, Location loc, Value index, Value dim) {
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
   Value isNegative =
       b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, index, zero);
-  return b.create<arith::SelectOp>(loc, isNegative,
-                                   b.create<arith::AddIOp>(loc, index, dim),
-                                   index);
+  return b.create<arith::SelectOp>(
+      loc, isNegative, b.create<arith::AddIOp>(loc, index, dim), index);
 }
 
 Value buildReduction(OpBuilder &b, Location loc, Value input,
@@ -549,8 +546,8 @@ Value buildReduction(OpBuilder &b, Location loc, Value input,
                                   false, false);
         Value result = combine(nested, nestedLoc, element, acc);
         if (result.getType() != accType)
-          result = convertScalar(nested, nestedLoc, result, accType, false,
-                                 false);
+          result =
+              convertScalar(nested, nestedLoc, result, accType, false, false);
         nested.create<linalg::YieldOp>(nestedLoc, result);
       });
   return generic.getResult(0);
@@ -648,8 +645,8 @@ Value extractScalar(OpBuilder &b, Location loc, Value tensor) {
   return b.create<tensor::ExtractOp>(loc, tensor, indices);
 }
 
-Value readIndex(OpBuilder &b, Location loc, Value indices,
-                ValueRange position, Value dim) {
+Value readIndex(OpBuilder &b, Location loc, Value indices, ValueRange position,
+                Value dim) {
   Value raw = b.create<tensor::ExtractOp>(loc, indices, position);
   Value index = b.create<arith::IndexCastOp>(loc, b.getIndexType(), raw);
   return wrapIndex(b, loc, index, dim);
@@ -663,8 +660,7 @@ Value buildIndexGenerated(OpBuilder &b, Location loc, RankedTensorType type,
       .create<linalg::GenericOp>(
           loc, TypeRange{type}, ValueRange{}, ValueRange{init},
           SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)},
-          SmallVector<utils::IteratorType>(rank,
-                                           utils::IteratorType::parallel),
+          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
           [&](OpBuilder &nb, Location l, ValueRange) {
             SmallVector<Value> indices;
             for (int64_t i = 0; i < rank; ++i)
@@ -683,8 +679,7 @@ resolveWindowForLowering(Operation *op, const semantics::WindowAttrs &attrs,
   if (failed(window))
     return failure();
   if (llvm::any_of(window->padBegin, ShapedType::isDynamic))
-    return notLowerable(op, "auto_pad with a dynamic spatial size"),
-           failure();
+    return notLowerable(op, "auto_pad with a dynamic spatial size"), failure();
   return window;
 }
 

@@ -65,8 +65,7 @@ Value keepDims(OpBuilder &b, Location loc, Value reduced, int64_t rank,
 /// linalg.generic whose body is `body` (called with compute-typed scalars,
 /// f16/bf16 widened to f32). The body's value is converted to the result
 /// element type (fp32 results of a low-precision op are rounded once).
-using ScalarBody =
-    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>;
+using ScalarBody = llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>;
 /// `input` padded with `low`/`high` elements of `padValue` per dimension,
 /// as fill + insert_slice (tensor.pad with a dynamic dimension bufferizes to
 /// an allocation whose size reads the allocation itself in MLIR 19).
@@ -99,8 +98,7 @@ using ReduceCombine =
     llvm::function_ref<Value(OpBuilder &, Location, Value, Value)>;
 Value buildReduction(OpBuilder &b, Location loc, Value input,
                      ArrayRef<int64_t> axes, Type accType, Value init,
-                     ReduceCombine combine,
-                     ScalarBody map = nullptr);
+                     ReduceCombine combine, ScalarBody map = nullptr);
 
 /// The loop structure of a reduction of `input` over `axes`: the result
 /// shape and sizes (reduced dimensions dropped), the result's indexing map
@@ -167,8 +165,8 @@ Value extractIndex(OpBuilder &b, Location loc, Value tensor, int64_t i);
 Value extractScalar(OpBuilder &b, Location loc, Value tensor);
 /// An index read from an integer tensor at `position`, made non-negative
 /// against `dim`.
-Value readIndex(OpBuilder &b, Location loc, Value indices,
-                ValueRange position, Value dim);
+Value readIndex(OpBuilder &b, Location loc, Value indices, ValueRange position,
+                Value dim);
 
 /// A tensor of `type` (dynamic sizes from `sizes`) whose elements are
 /// computed from their position: a linalg.generic without inputs over a

@@ -26,8 +26,7 @@ Value perChannel(OpBuilder &b, Location loc, Value v, int64_t rank) {
                        getSizes(b, loc, v));
 }
 
-struct BatchNormOpLowering
-    : public OpConversionPattern<BatchNormalizationOp> {
+struct BatchNormOpLowering : public OpConversionPattern<BatchNormalizationOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(BatchNormalizationOp op, OpAdaptor adaptor,
@@ -39,8 +38,8 @@ struct BatchNormOpLowering
     int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
     double epsilon = op.getEpsilon().convertToDouble();
     SmallVector<Value> inputs = {x};
-    for (Value v : {adaptor.getScale(), adaptor.getB(),
-                    adaptor.getInputMean(), adaptor.getInputVar()})
+    for (Value v : {adaptor.getScale(), adaptor.getB(), adaptor.getInputMean(),
+                    adaptor.getInputVar()})
       inputs.push_back(perChannel(rewriter, loc, v, rank));
     Value result = buildElementwise(
         rewriter, loc, inputs, convertedResultType(getTypeConverter(), op),
@@ -88,11 +87,11 @@ Moments buildMoments(OpBuilder &b, Location loc, Value x,
   Value meanKept;
   if (!rms) {
     Value sum = buildReduction(b, loc, x, axes, compute, zero, add);
-    Value mean = buildElementwise(
-        b, loc, {sum}, withElementType(sum, compute),
-        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-          return nb.create<arith::DivFOp>(l, a[0], count);
-        });
+    Value mean =
+        buildElementwise(b, loc, {sum}, withElementType(sum, compute),
+                         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                           return nb.create<arith::DivFOp>(l, a[0], count);
+                         });
     meanKept = keepDims(b, loc, mean, rank, axes);
     centered = buildElementwise(
         b, loc, {x, meanKept}, withElementType(x, compute),
@@ -102,26 +101,25 @@ Moments buildMoments(OpBuilder &b, Location loc, Value x,
               a[1]);
         });
   }
-  Value squares = buildReduction(
-      b, loc, centered, axes, compute, zero, add,
-      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        return nb.create<arith::MulFOp>(l, a[0], a[0]);
-      });
+  Value squares =
+      buildReduction(b, loc, centered, axes, compute, zero, add,
+                     [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       return nb.create<arith::MulFOp>(l, a[0], a[0]);
+                     });
   Value inv = buildElementwise(
       b, loc, {squares}, withElementType(squares, compute),
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value var = nb.create<arith::DivFOp>(l, a[0], count);
         Value eps = constantScalar(nb, l, compute, epsilon);
-        Value root = nb.create<math::SqrtOp>(
-            l, nb.create<arith::AddFOp>(l, var, eps));
-        return nb.create<arith::DivFOp>(
-            l, constantScalar(nb, l, compute, 1), root);
+        Value root =
+            nb.create<math::SqrtOp>(l, nb.create<arith::AddFOp>(l, var, eps));
+        return nb.create<arith::DivFOp>(l, constantScalar(nb, l, compute, 1),
+                                        root);
       });
   return {centered, meanKept, keepDims(b, loc, inv, rank, axes)};
 }
 
-struct LayerNormOpLowering
-    : public OpConversionPattern<LayerNormalizationOp> {
+struct LayerNormOpLowering : public OpConversionPattern<LayerNormalizationOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(LayerNormalizationOp op, OpAdaptor adaptor,
@@ -195,7 +193,8 @@ struct InstanceNormOpLowering
                              op.getEpsilon().convertToDouble());
     Value result = buildElementwise(
         rewriter, loc,
-        {m.centered, m.invStdDev, perChannel(rewriter, loc, adaptor.getScale(), rank),
+        {m.centered, m.invStdDev,
+         perChannel(rewriter, loc, adaptor.getScale(), rank),
          perChannel(rewriter, loc, adaptor.getB(), rank)},
         convertedResultType(getTypeConverter(), op),
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
@@ -204,8 +203,8 @@ struct InstanceNormOpLowering
           };
           return b.create<arith::AddFOp>(
               l,
-              b.create<arith::MulFOp>(
-                  l, b.create<arith::MulFOp>(l, a[0], a[1]), conv(a[2])),
+              b.create<arith::MulFOp>(l, b.create<arith::MulFOp>(l, a[0], a[1]),
+                                      conv(a[2])),
               conv(a[3]));
         });
     rewriter.replaceOp(op, result);
@@ -276,10 +275,10 @@ struct LpNormalizationOpLowering
             n = b.create<math::SqrtOp>(l, n);
           // A zero norm gives 0, not NaN.
           Value zero = constantScalar(b, l, n.getType(), 0);
-          Value isZero = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
-                                                 n, zero);
-          return b.create<arith::SelectOp>(
-              l, isZero, zero, b.create<arith::DivFOp>(l, a[0], n));
+          Value isZero =
+              b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, n, zero);
+          return b.create<arith::SelectOp>(l, isZero, zero,
+                                           b.create<arith::DivFOp>(l, a[0], n));
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -303,12 +302,12 @@ struct MeanVarianceNormalizationOpLowering
     Type compute = storage.isF64() ? storage : rewriter.getF32Type();
     // The ONNX function body adds 1e-9 under the square root.
     Moments m = buildMoments(rewriter, loc, x, axes, compute, 1e-9);
-    Value result = buildElementwise(
-        rewriter, loc, {m.centered, m.invStdDev},
-        convertedResultType(getTypeConverter(), op),
-        [](OpBuilder &b, Location l, ValueRange a) -> Value {
-          return b.create<arith::MulFOp>(l, a[0], a[1]);
-        });
+    Value result =
+        buildElementwise(rewriter, loc, {m.centered, m.invStdDev},
+                         convertedResultType(getTypeConverter(), op),
+                         [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                           return b.create<arith::MulFOp>(l, a[0], a[1]);
+                         });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -345,14 +344,13 @@ struct GroupNormalizationOpLowering
     Type compute = storage.isF64() ? storage : rewriter.getF32Type();
     Moments m = buildMoments(rewriter, loc, grouped, {2}, compute,
                              op.getEpsilon().convertToDouble());
-    Value normalized = buildElementwise(
-        rewriter, loc, {m.centered, m.invStdDev},
-        withElementType(m.centered, compute),
-        [](OpBuilder &b, Location l, ValueRange a) -> Value {
-          return b.create<arith::MulFOp>(l, a[0], a[1]);
-        });
-    Value back = reshapeTensor(rewriter, loc, normalized,
-                               xType.clone(compute),
+    Value normalized =
+        buildElementwise(rewriter, loc, {m.centered, m.invStdDev},
+                         withElementType(m.centered, compute),
+                         [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                           return b.create<arith::MulFOp>(l, a[0], a[1]);
+                         });
+    Value back = reshapeTensor(rewriter, loc, normalized, xType.clone(compute),
                                getSizes(rewriter, loc, x));
     // Scale and bias per channel (opset 21) or per group (opset 18).
     auto scaleType = cast<RankedTensorType>(adaptor.getScale().getType());
@@ -364,10 +362,9 @@ struct GroupNormalizationOpLowering
                                         t.getElementType());
         return buildElementwise(
             rewriter, loc,
-            {reshapeTensor(rewriter, loc, v,
-                           RankedTensorType::get({groups, 1},
-                                                 t.getElementType()),
-                           {})},
+            {reshapeTensor(
+                rewriter, loc, v,
+                RankedTensorType::get({groups, 1}, t.getElementType()), {})},
             to, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
       };
       auto flat = [&](Value v) {
@@ -413,11 +410,11 @@ struct LRNOpLowering : public OpConversionPattern<LRNOp> {
     double beta = op.getBeta().convertToDouble();
     double bias = op.getBias().convertToDouble();
     int64_t before = (size - 1) / 2, after = size - 1 - before;
-    Value squares = buildElementwise(
-        rewriter, loc, {x}, xType.clone(compute),
-        [](OpBuilder &b, Location l, ValueRange a) -> Value {
-          return b.create<arith::MulFOp>(l, a[0], a[0]);
-        });
+    Value squares =
+        buildElementwise(rewriter, loc, {x}, xType.clone(compute),
+                         [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                           return b.create<arith::MulFOp>(l, a[0], a[0]);
+                         });
     SmallVector<int64_t> low(rank, 0), high(rank, 0);
     low[1] = before;
     high[1] = after;
@@ -426,8 +423,8 @@ struct LRNOpLowering : public OpConversionPattern<LRNOp> {
     // out[n, c, s...] = sum_k padded[n, c + k, s...]
     MLIRContext *context = rewriter.getContext();
     int64_t loops = rank + 1;
-    SmallVector<AffineExpr> inExprs, winExprs = {getAffineDimExpr(rank, context)},
-                                     outExprs;
+    SmallVector<AffineExpr> inExprs,
+        winExprs = {getAffineDimExpr(rank, context)}, outExprs;
     for (int64_t i = 0; i < rank; ++i) {
       AffineExpr d = getAffineDimExpr(i, context);
       inExprs.push_back(i == 1 ? d + getAffineDimExpr(rank, context) : d);
@@ -438,18 +435,26 @@ struct LRNOpLowering : public OpConversionPattern<LRNOp> {
     iterators.push_back(utils::IteratorType::reduction);
     Value window = rewriter.create<tensor::EmptyOp>(
         loc, ArrayRef<int64_t>{size}, rewriter.getI1Type());
-    Value sums = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{xType.clone(compute)}, ValueRange{padded, window},
-        ValueRange{filledTensor(rewriter, loc, xType.clone(compute),
-                                getSizes(rewriter, loc, x),
-                                constantScalar(rewriter, loc, compute, 0))},
-        SmallVector<AffineMap>{AffineMap::get(loops, 0, inExprs, context),
-                               AffineMap::get(loops, 0, winExprs, context),
-                               AffineMap::get(loops, 0, outExprs, context)},
-        iterators, [](OpBuilder &b, Location l, ValueRange args) {
-          b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<arith::AddFOp>(l, args[0], args[2])});
-        }).getResult(0);
+    Value sums =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, TypeRange{xType.clone(compute)},
+                ValueRange{padded, window},
+                ValueRange{
+                    filledTensor(rewriter, loc, xType.clone(compute),
+                                 getSizes(rewriter, loc, x),
+                                 constantScalar(rewriter, loc, compute, 0))},
+                SmallVector<AffineMap>{
+                    AffineMap::get(loops, 0, inExprs, context),
+                    AffineMap::get(loops, 0, winExprs, context),
+                    AffineMap::get(loops, 0, outExprs, context)},
+                iterators,
+                [](OpBuilder &b, Location l, ValueRange args) {
+                  b.create<linalg::YieldOp>(
+                      l,
+                      ValueRange{b.create<arith::AddFOp>(l, args[0], args[2])});
+                })
+            .getResult(0);
     Value result = buildElementwise(
         rewriter, loc, {x, sums}, convertedResultType(getTypeConverter(), op),
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {

@@ -23,9 +23,10 @@ struct ExpandOpLowering : public OpConversionPattern<ExpandOp> {
         continue;
       }
       // max(input dim, requested dim).
-      int64_t shapeIndex = i - (rank - cast<RankedTensorType>(
-                                           adaptor.getShape().getType())
-                                           .getDimSize(0));
+      int64_t shapeIndex =
+          i -
+          (rank -
+           cast<RankedTensorType>(adaptor.getShape().getType()).getDimSize(0));
       Value requested =
           shapeIndex >= 0
               ? extractIndex(rewriter, loc, adaptor.getShape(), shapeIndex)
@@ -40,8 +41,7 @@ struct ExpandOpLowering : public OpConversionPattern<ExpandOp> {
     }
     Value result = buildElementwise(
         rewriter, loc, {input}, type,
-        [](OpBuilder &, Location, ValueRange a) { return a[0]; }, false,
-        sizes);
+        [](OpBuilder &, Location, ValueRange a) { return a[0]; }, false, sizes);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -60,11 +60,11 @@ struct TileOpLowering : public OpConversionPattern<TileOp> {
     SmallVector<OpFoldResult> sizes;
     for (int64_t i = 0; i < rank; ++i) {
       Value repeat = extractIndex(rewriter, loc, adaptor.getRepeats(), i);
-      sizes.push_back(rewriter
-                          .create<arith::MulIOp>(
-                              loc, indexValue(rewriter, loc, inSizes[i]),
-                              repeat)
-                          .getResult());
+      sizes.push_back(
+          rewriter
+              .create<arith::MulIOp>(loc, indexValue(rewriter, loc, inSizes[i]),
+                                     repeat)
+              .getResult());
     }
     Value result = buildIndexGenerated(
         rewriter, loc, type, sizes,
@@ -180,9 +180,10 @@ struct PadOpLowering : public OpConversionPattern<PadOp> {
                                           c(0)),
                   b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, s,
                                           dim));
-              inside = inside ? b.create<arith::AndIOp>(l, inside, inRange)
-                                    .getResult()
-                              : inRange;
+              inside =
+                  inside
+                      ? b.create<arith::AndIOp>(l, inside, inRange).getResult()
+                      : inRange;
               mapped = b.create<arith::MaxSIOp>(
                   l, c(0), b.create<arith::MinSIOp>(l, s, last));
             } else if (mode == "edge") {

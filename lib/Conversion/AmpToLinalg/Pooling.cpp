@@ -21,10 +21,11 @@ Value buildWindowReduction(OpBuilder &b, Location loc, Value padded,
   int64_t spatial = kernel.size();
   int64_t nLoops = 2 + 2 * spatial;
   auto d = [&](int64_t i) { return getAffineDimExpr(i, context); };
-  SmallVector<AffineExpr> inExprs = {d(0), d(1)}, winExprs, outExprs = {d(0),
-                                                                        d(1)};
+  SmallVector<AffineExpr> inExprs = {d(0), d(1)}, winExprs,
+                          outExprs = {d(0), d(1)};
   for (int64_t i = 0; i < spatial; ++i) {
-    inExprs.push_back(d(2 + i) * strides[i] + d(2 + spatial + i) * dilations[i]);
+    inExprs.push_back(d(2 + i) * strides[i] +
+                      d(2 + spatial + i) * dilations[i]);
     winExprs.push_back(d(2 + spatial + i));
     outExprs.push_back(d(2 + i));
   }
@@ -67,8 +68,7 @@ struct PoolParams {
 
 template <typename OpTy>
 FailureOr<PoolParams> getPoolParams(OpTy op, Value x,
-                                    RankedTensorType resultType,
-                                    OpBuilder &b) {
+                                    RankedTensorType resultType, OpBuilder &b) {
   PoolParams p;
   auto xType = cast<RankedTensorType>(x.getType());
   int64_t spatial = xType.getRank() - 2;
@@ -195,39 +195,46 @@ struct AvgLpPoolOpLowering : public OpConversionPattern<OpTy> {
     SmallVector<int64_t> inSizes(xType.getShape().drop_front(2));
     // The ceil_mode padding is never counted; explicit pads are when
     // count_include_pad is set.
-    Value result = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{resultType}, ValueRange{sum},
-        ValueRange{emptyTensor(rewriter, loc, resultType, p->outSizes)},
-        SmallVector<AffineMap>(2, rewriter.getMultiDimIdentityMap(
-                                      resultType.getRank())),
-        SmallVector<utils::IteratorType>(resultType.getRank(),
-                                         utils::IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value v = toComputeType(b, l, args[0]);
-          Value r;
-          if (isLp) {
-            r = b.create<math::PowFOp>(
-                l, v, constantScalar(b, l, v.getType(), 1.0 / power));
-          } else {
-            Value count = b.create<arith::ConstantIndexOp>(l, 1);
-            for (int64_t i = 0; i < spatial; ++i) {
-              int64_t lo = includePad ? -params.begin[i] : 0;
-              int64_t hi = includePad ? inSizes[i] + params.explicitEnd[i]
-                                      : inSizes[i];
-              Value o = b.create<linalg::IndexOp>(l, 2 + i);
-              count = b.create<arith::MulIOp>(
-                  l, count,
-                  windowCount(b, l, o, params.strides[i], params.dilations[i],
-                              params.kernel[i], params.begin[i], lo, hi));
-            }
-            Value countF = convertScalar(
-                b, l, b.create<arith::IndexCastOp>(l, b.getI64Type(), count),
-                v.getType(), false, false);
-            r = b.create<arith::DivFOp>(l, v, countF);
-          }
-          b.create<linalg::YieldOp>(
-              l, ValueRange{convertScalar(b, l, r, storage, false, false)});
-        }).getResult(0);
+    Value result =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, TypeRange{resultType}, ValueRange{sum},
+                ValueRange{emptyTensor(rewriter, loc, resultType, p->outSizes)},
+                SmallVector<AffineMap>(
+                    2, rewriter.getMultiDimIdentityMap(resultType.getRank())),
+                SmallVector<utils::IteratorType>(resultType.getRank(),
+                                                 utils::IteratorType::parallel),
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  Value v = toComputeType(b, l, args[0]);
+                  Value r;
+                  if (isLp) {
+                    r = b.create<math::PowFOp>(
+                        l, v, constantScalar(b, l, v.getType(), 1.0 / power));
+                  } else {
+                    Value count = b.create<arith::ConstantIndexOp>(l, 1);
+                    for (int64_t i = 0; i < spatial; ++i) {
+                      int64_t lo = includePad ? -params.begin[i] : 0;
+                      int64_t hi = includePad
+                                       ? inSizes[i] + params.explicitEnd[i]
+                                       : inSizes[i];
+                      Value o = b.create<linalg::IndexOp>(l, 2 + i);
+                      count = b.create<arith::MulIOp>(
+                          l, count,
+                          windowCount(b, l, o, params.strides[i],
+                                      params.dilations[i], params.kernel[i],
+                                      params.begin[i], lo, hi));
+                    }
+                    Value countF = convertScalar(
+                        b, l,
+                        b.create<arith::IndexCastOp>(l, b.getI64Type(), count),
+                        v.getType(), false, false);
+                    r = b.create<arith::DivFOp>(l, v, countF);
+                  }
+                  b.create<linalg::YieldOp>(
+                      l, ValueRange{
+                             convertScalar(b, l, r, storage, false, false)});
+                })
+            .getResult(0);
     rewriter.replaceOp(op, result);
     return success();
   }

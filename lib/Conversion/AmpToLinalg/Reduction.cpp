@@ -18,10 +18,9 @@ Value buildArgReduce(OpBuilder &b, Location loc, Value input, int64_t axis,
   SmallVector<utils::IteratorType> iterators = reduction.iterators;
   auto valueType = RankedTensorType::get(shape, compute);
   auto indexType = RankedTensorType::get(shape, b.getI64Type());
-  Value values = filledTensor(
-      b, loc, valueType, sizes,
-      max ? lowestValue(b, loc, compute, isUnsigned)
-          : highestValue(b, loc, compute, isUnsigned));
+  Value values = filledTensor(b, loc, valueType, sizes,
+                              max ? lowestValue(b, loc, compute, isUnsigned)
+                                  : highestValue(b, loc, compute, isUnsigned));
   Value indices = filledTensor(b, loc, indexType, sizes,
                                constantScalar(b, loc, b.getI64Type(), -1));
   auto generic = b.create<linalg::GenericOp>(
@@ -35,37 +34,33 @@ Value buildArgReduce(OpBuilder &b, Location loc, Value input, int64_t axis,
             l, nb.getI64Type(), nb.create<linalg::IndexOp>(l, axis));
         Value better;
         if (isa<FloatType>(compute)) {
-          auto strict = max ? arith::CmpFPredicate::OGT
-                            : arith::CmpFPredicate::OLT;
-          auto loose = max ? arith::CmpFPredicate::OGE
-                           : arith::CmpFPredicate::OLE;
-          better = nb.create<arith::CmpFOp>(l, last ? loose : strict, x,
-                                            best);
+          auto strict =
+              max ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT;
+          auto loose =
+              max ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OLE;
+          better = nb.create<arith::CmpFOp>(l, last ? loose : strict, x, best);
         } else {
           arith::CmpIPredicate strict, loose;
           if (isUnsigned) {
-            strict = max ? arith::CmpIPredicate::ugt
-                         : arith::CmpIPredicate::ult;
-            loose = max ? arith::CmpIPredicate::uge
-                        : arith::CmpIPredicate::ule;
+            strict =
+                max ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::ult;
+            loose = max ? arith::CmpIPredicate::uge : arith::CmpIPredicate::ule;
           } else {
-            strict = max ? arith::CmpIPredicate::sgt
-                         : arith::CmpIPredicate::slt;
-            loose = max ? arith::CmpIPredicate::sge
-                        : arith::CmpIPredicate::sle;
+            strict =
+                max ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt;
+            loose = max ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle;
           }
-          better = nb.create<arith::CmpIOp>(l, last ? loose : strict, x,
-                                            best);
+          better = nb.create<arith::CmpIOp>(l, last ? loose : strict, x, best);
         }
         // The first element always wins over the initial value.
-        Value first = nb.create<arith::CmpIOp>(
-            l, arith::CmpIPredicate::slt, bestIndex,
-            constantScalar(nb, l, nb.getI64Type(), 0));
+        Value first =
+            nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, bestIndex,
+                                     constantScalar(nb, l, nb.getI64Type(), 0));
         better = nb.create<arith::OrIOp>(l, better, first);
         nb.create<linalg::YieldOp>(
-            l, ValueRange{nb.create<arith::SelectOp>(l, better, x, best),
-                          nb.create<arith::SelectOp>(l, better, index,
-                                                     bestIndex)});
+            l, ValueRange{
+                   nb.create<arith::SelectOp>(l, better, x, best),
+                   nb.create<arith::SelectOp>(l, better, index, bestIndex)});
       });
   return generic.getResult(1);
 }
@@ -91,8 +86,18 @@ getReduceAxes(Operation *op, Value axesOperand, int64_t rank,
       [&](const Twine &message) { (void)op->emitError(message); });
 }
 
-enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp,
-                        SumSquare };
+enum class ReduceKind {
+  Sum,
+  Mean,
+  Max,
+  Min,
+  Prod,
+  L1,
+  L2,
+  LogSum,
+  LogSumExp,
+  SumSquare
+};
 
 template <typename OpTy, ReduceKind kind>
 struct ReduceOpLowering : public OpConversionPattern<OpTy> {
@@ -106,8 +111,8 @@ struct ReduceOpLowering : public OpConversionPattern<OpTy> {
     Value input = adaptor.getData();
     auto inputType = cast<RankedTensorType>(input.getType());
     int64_t rank = inputType.getRank();
-    auto axes = getReduceAxes(op, op.getAxes(), rank,
-                              semantics::ReduceAttrs::get(op));
+    auto axes =
+        getReduceAxes(op, op.getAxes(), rank, semantics::ReduceAttrs::get(op));
     if (failed(axes))
       return failure();
     RankedTensorType resultType =
@@ -117,8 +122,8 @@ struct ReduceOpLowering : public OpConversionPattern<OpTy> {
     if (!*axes) {
       // noop_with_empty_axes: the input, converted like the reduction's
       // elementwise part.
-      rewriter.replaceOp(op, convertTensor(rewriter, loc, input,
-                                           resultType.getElementType()));
+      rewriter.replaceOp(
+          op, convertTensor(rewriter, loc, input, resultType.getElementType()));
       return success();
     }
     ArrayRef<int64_t> reduceAxes = **axes;
@@ -178,9 +183,8 @@ struct ReduceOpLowering : public OpConversionPattern<OpTy> {
         return x;
       }
     };
-    Value reduced =
-        buildReduction(rewriter, loc, input, reduceAxes, acc, init, combine,
-                       map);
+    Value reduced = buildReduction(rewriter, loc, input, reduceAxes, acc, init,
+                                   combine, map);
     // Final scalar step, then round once to the result type.
     Value count;
     if (kind == ReduceKind::Mean)
@@ -194,24 +198,24 @@ struct ReduceOpLowering : public OpConversionPattern<OpTy> {
           case ReduceKind::Mean:
             if (isFloat)
               return b.create<arith::DivFOp>(l, x, count);
-            return isUnsigned ? b.create<arith::DivUIOp>(
-                                     l, x, convertScalar(b, l, count,
-                                                         x.getType(), false,
-                                                         true))
-                                    .getResult()
-                              : b.create<arith::DivSIOp>(
-                                     l, x, convertScalar(b, l, count,
-                                                         x.getType(), false,
-                                                         false))
-                                    .getResult();
+            return isUnsigned
+                       ? b.create<arith::DivUIOp>(l, x,
+                                                  convertScalar(b, l, count,
+                                                                x.getType(),
+                                                                false, true))
+                             .getResult()
+                       : b.create<arith::DivSIOp>(l, x,
+                                                  convertScalar(b, l, count,
+                                                                x.getType(),
+                                                                false, false))
+                             .getResult();
           case ReduceKind::L2:
             if (isFloat)
               return b.create<math::SqrtOp>(l, x);
             return convertScalar(
                 b, l,
-                b.create<math::SqrtOp>(
-                    l, convertScalar(b, l, x, b.getF64Type(), isUnsigned,
-                                     false)),
+                b.create<math::SqrtOp>(l, convertScalar(b, l, x, b.getF64Type(),
+                                                        isUnsigned, false)),
                 x.getType(), false, isUnsigned);
           case ReduceKind::LogSum:
           case ReduceKind::LogSumExp:
@@ -244,8 +248,8 @@ struct ArgReduceOpLowering : public OpConversionPattern<OpTy> {
     int64_t axis = normalizeAxis(op.getAxis(), rank);
     bool last = op.getSelectLastIndex() != 0;
     bool isUnsigned = isUnsignedInt(getElementTypeOrSelf(op.getData()));
-    Value result = buildArgReduce(rewriter, loc, input, axis, isMax, last,
-                                  isUnsigned);
+    Value result =
+        buildArgReduce(rewriter, loc, input, axis, isMax, last, isUnsigned);
     if (op.getKeepdims() != 0)
       result = keepDims(rewriter, loc, result, rank, {axis});
     rewriter.replaceOp(op, result);
@@ -281,40 +285,46 @@ struct CumSumOpLowering : public OpConversionPattern<CumSumOp> {
                                                utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
     auto accType = type.clone(acc);
-    Value init = filledTensor(rewriter, loc, accType,
-                              getSizes(rewriter, loc, x),
-                              constantScalar(rewriter, loc, acc, 0));
-    Value sum = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{accType}, ValueRange{x}, ValueRange{init},
-        SmallVector<AffineMap>{AffineMap::get(rank + 1, 0, inExprs, context),
-                               rewriter.getMultiDimIdentityMap(rank + 1)
-                                   .getMajorSubMap(rank)},
-        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
-          Value i = b.create<linalg::IndexOp>(l, axis);
-          Value j = b.create<linalg::IndexOp>(l, rank);
-          arith::CmpIPredicate pred =
-              reverse ? (exclusive ? arith::CmpIPredicate::sgt
-                                   : arith::CmpIPredicate::sge)
-                      : (exclusive ? arith::CmpIPredicate::slt
-                                   : arith::CmpIPredicate::sle);
-          Value inside = b.create<arith::CmpIOp>(l, pred, j, i);
-          Value v = convertScalar(b, l, toComputeType(b, l, args[0]),
-                                  getComputeType(acc), false, false);
-          Value a = toComputeType(b, l, args[1]);
-          Value added = isa<FloatType>(a.getType())
-                            ? b.create<arith::AddFOp>(l, a, v).getResult()
-                            : b.create<arith::AddIOp>(l, a, v).getResult();
-          Value r = b.create<arith::SelectOp>(l, inside, added, a);
-          b.create<linalg::YieldOp>(
-              l, ValueRange{convertScalar(b, l, r, acc, false, false)});
-        }).getResult(0);
-    rewriter.replaceOp(op, acc == storage ? sum
-                                          : buildElementwise(
-                                                rewriter, loc, {sum}, type,
-                                                [](OpBuilder &, Location,
-                                                   ValueRange a) {
-                                                  return a[0];
-                                                }));
+    Value init =
+        filledTensor(rewriter, loc, accType, getSizes(rewriter, loc, x),
+                     constantScalar(rewriter, loc, acc, 0));
+    Value sum =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, TypeRange{accType}, ValueRange{x}, ValueRange{init},
+                SmallVector<AffineMap>{
+                    AffineMap::get(rank + 1, 0, inExprs, context),
+                    rewriter.getMultiDimIdentityMap(rank + 1).getMajorSubMap(
+                        rank)},
+                iterators,
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  Value i = b.create<linalg::IndexOp>(l, axis);
+                  Value j = b.create<linalg::IndexOp>(l, rank);
+                  arith::CmpIPredicate pred =
+                      reverse ? (exclusive ? arith::CmpIPredicate::sgt
+                                           : arith::CmpIPredicate::sge)
+                              : (exclusive ? arith::CmpIPredicate::slt
+                                           : arith::CmpIPredicate::sle);
+                  Value inside = b.create<arith::CmpIOp>(l, pred, j, i);
+                  Value v = convertScalar(b, l, toComputeType(b, l, args[0]),
+                                          getComputeType(acc), false, false);
+                  Value a = toComputeType(b, l, args[1]);
+                  Value added =
+                      isa<FloatType>(a.getType())
+                          ? b.create<arith::AddFOp>(l, a, v).getResult()
+                          : b.create<arith::AddIOp>(l, a, v).getResult();
+                  Value r = b.create<arith::SelectOp>(l, inside, added, a);
+                  b.create<linalg::YieldOp>(
+                      l, ValueRange{convertScalar(b, l, r, acc, false, false)});
+                })
+            .getResult(0);
+    rewriter.replaceOp(
+        op, acc == storage
+                ? sum
+                : buildElementwise(rewriter, loc, {sum}, type,
+                                   [](OpBuilder &, Location, ValueRange a) {
+                                     return a[0];
+                                   }));
     return success();
   }
 };

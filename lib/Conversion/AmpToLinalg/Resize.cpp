@@ -18,11 +18,11 @@ namespace {
 /// may be graph inputs).
 struct AxisPlan {
   int64_t dim;
-  Value in, out;           // index
-  Value scale;             // compute type
-  Value length;            // output length in the coordinate formulas:
-                           // in * scale when scales are given
-  Value roiStart, roiEnd;  // compute type (tf_crop_and_resize)
+  Value in, out;          // index
+  Value scale;            // compute type
+  Value length;           // output length in the coordinate formulas:
+                          // in * scale when scales are given
+  Value roiStart, roiEnd; // compute type (tf_crop_and_resize)
 };
 
 struct ResizeOpLowering : public OpConversionPattern<ResizeOp> {
@@ -59,18 +59,19 @@ struct ResizeOpLowering : public OpConversionPattern<ResizeOp> {
     auto computeToIndex = [&](Value v) {
       return rewriter.create<arith::IndexCastOp>(
           loc, rewriter.getIndexType(),
-          convertScalar(rewriter, loc, v, rewriter.getI64Type(), false,
-                        false));
+          convertScalar(rewriter, loc, v, rewriter.getI64Type(), false, false));
     };
     auto element = [&](Value tensor, int64_t i) {
       return rewriter.create<tensor::ExtractOp>(
-          loc, tensor, ValueRange{rewriter.create<arith::ConstantIndexOp>(loc, i)});
+          loc, tensor,
+          ValueRange{rewriter.create<arith::ConstantIndexOp>(loc, i)});
     };
     // Scales (when given) drive the coordinate transform; with sizes the
     // scale is out / in (one common scale under keep_aspect_ratio_policy).
-    bool hasScales = !isNone(adaptor.getScales()) &&
-                     cast<RankedTensorType>(adaptor.getScales().getType())
-                             .getDimSize(0) != 0;
+    bool hasScales =
+        !isNone(adaptor.getScales()) &&
+        cast<RankedTensorType>(adaptor.getScales().getType()).getDimSize(0) !=
+            0;
     bool hasSizes = !isNone(adaptor.getSizes());
     if (!hasScales && !hasSizes)
       return notLowerable(op, "neither scales nor sizes");
@@ -105,13 +106,13 @@ struct ResizeOpLowering : public OpConversionPattern<ResizeOp> {
             loc, rewriter.create<arith::MulFOp>(loc, inF, common)));
       } else {
         plan.out = computeToIndex(element(adaptor.getSizes(), k));
-        plan.scale = rewriter.create<arith::DivFOp>(
-            loc, indexToCompute(plan.out), inF);
+        plan.scale =
+            rewriter.create<arith::DivFOp>(loc, indexToCompute(plan.out), inF);
       }
-      plan.length = hasScales
-                        ? rewriter.create<arith::MulFOp>(loc, inF, plan.scale)
-                              .getResult()
-                        : indexToCompute(plan.out);
+      plan.length =
+          hasScales
+              ? rewriter.create<arith::MulFOp>(loc, inF, plan.scale).getResult()
+              : indexToCompute(plan.out);
       if (transform == "tf_crop_and_resize") {
         if (isNone(adaptor.getRoi()))
           return notLowerable(op, "tf_crop_and_resize without roi");
@@ -164,8 +165,8 @@ struct ResizeOpLowering : public OpConversionPattern<ResizeOp> {
             Value in = toF(p.in), out = p.length, scale = p.scale;
             Value half = f(0.5), one = f(1);
             Value inMinus1 = sub(in, one), outMinus1 = sub(out, one);
-            Value outIsOne = b.create<arith::CmpFOp>(
-                l, arith::CmpFPredicate::OLE, out, one);
+            Value outIsOne =
+                b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLE, out, one);
             auto pick = [&](Value c, Value t, Value e) {
               return b.create<arith::SelectOp>(l, c, t, e).getResult();
             };
@@ -175,16 +176,16 @@ struct ResizeOpLowering : public OpConversionPattern<ResizeOp> {
             } else if (transform == "tf_half_pixel_for_nn") {
               src = div(add(xo, half), scale);
             } else if (transform == "align_corners") {
-              src = pick(outIsOne, f(0),
-                         mul(xo, div(inMinus1, pick(outIsOne, one,
-                                                    outMinus1))));
+              src =
+                  pick(outIsOne, f(0),
+                       mul(xo, div(inMinus1, pick(outIsOne, one, outMinus1))));
             } else if (transform == "pytorch_half_pixel") {
               src = pick(outIsOne, f(0), sub(div(add(xo, half), scale), half));
             } else if (transform == "tf_crop_and_resize") {
               Value span = mul(sub(p.roiEnd, p.roiStart), inMinus1);
-              Value many = add(mul(p.roiStart, inMinus1),
-                               mul(xo, div(span, pick(outIsOne, one,
-                                                      outMinus1))));
+              Value many =
+                  add(mul(p.roiStart, inMinus1),
+                      mul(xo, div(span, pick(outIsOne, one, outMinus1))));
               Value single =
                   mul(mul(half, add(p.roiStart, p.roiEnd)), inMinus1);
               src = pick(outIsOne, single, many);
@@ -240,8 +241,8 @@ struct ResizeOpLowering : public OpConversionPattern<ResizeOp> {
                 // |d| in (1,2): a|d|^3 - 5a|d|^2 + 8a|d| - 4a.
                 Value ad = b.create<math::AbsFOp>(l, d);
                 Value ad2 = mul(ad, ad), ad3 = mul(ad2, ad);
-                Value near = add(sub(mul(f(a + 2), ad3), mul(f(a + 3), ad2)),
-                                 f(1));
+                Value near =
+                    add(sub(mul(f(a + 2), ad3), mul(f(a + 3), ad2)), f(1));
                 Value far = sub(add(sub(mul(f(a), ad3), mul(f(5 * a), ad2)),
                                     mul(f(8 * a), ad)),
                                 f(4 * a));
@@ -289,7 +290,8 @@ struct ResizeOpLowering : public OpConversionPattern<ResizeOp> {
               w = mul(w, taps[k][choice[k]].weight);
             }
             Value v = convertScalar(
-                b, l, toComputeType(b, l, b.create<tensor::ExtractOp>(l, x, at)),
+                b, l,
+                toComputeType(b, l, b.create<tensor::ExtractOp>(l, x, at)),
                 compute, false, false);
             sum = add(sum, mul(w, v));
             size_t k = 0;

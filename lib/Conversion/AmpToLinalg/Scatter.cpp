@@ -40,10 +40,10 @@ Value combine(OpBuilder &b, Location loc, StringRef reduction, Value old,
 
 /// Nested scf.for loops over `sizes`, threading one tensor; `body` gets the
 /// induction variables and the current tensor and returns the next one.
-Value loopNest(OpBuilder &b, Location loc, ArrayRef<Value> sizes, Value init,
-               function_ref<Value(OpBuilder &, Location, ValueRange, Value)>
-                   body,
-               SmallVector<Value> ivs = {}) {
+Value loopNest(
+    OpBuilder &b, Location loc, ArrayRef<Value> sizes, Value init,
+    function_ref<Value(OpBuilder &, Location, ValueRange, Value)> body,
+    SmallVector<Value> ivs = {}) {
   if (ivs.size() == sizes.size())
     return body(b, loc, ivs, init);
   auto loop = b.create<scf::ForOp>(
@@ -99,8 +99,7 @@ struct ScatterNDOpLowering : public OpConversionPattern<ScatterNDOp> {
             Value old = b.create<tensor::ExtractOp>(l, current, at);
             update = combine(b, l, reduction, old, update);
           }
-          return b.create<tensor::InsertOp>(l, update, current, at)
-              .getResult();
+          return b.create<tensor::InsertOp>(l, update, current, at).getResult();
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -133,8 +132,7 @@ struct ScatterElementsOpLowering
             Value old = b.create<tensor::ExtractOp>(l, current, at);
             update = combine(b, l, reduction, old, update);
           }
-          return b.create<tensor::InsertOp>(l, update, current, at)
-              .getResult();
+          return b.create<tensor::InsertOp>(l, update, current, at).getResult();
         });
     rewriter.replaceOp(op, result);
     return success();

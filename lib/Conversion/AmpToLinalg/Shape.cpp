@@ -14,14 +14,15 @@ namespace {
 
 /// Result sizes where the dynamic dims of `type` are the dynamic dims of
 /// `input`, in order (Squeeze, Unsqueeze, Identity-like reshapes).
-FailureOr<SmallVector<OpFoldResult>>
-matchDynamicDims(OpBuilder &b, Location loc, Value input,
-                 RankedTensorType type) {
+FailureOr<SmallVector<OpFoldResult>> matchDynamicDims(OpBuilder &b,
+                                                      Location loc, Value input,
+                                                      RankedTensorType type) {
   auto inputType = cast<RankedTensorType>(input.getType());
   SmallVector<OpFoldResult> inputDynamic;
   for (int64_t i = 0; i < inputType.getRank(); ++i)
     if (inputType.isDynamicDim(i))
-      inputDynamic.push_back(b.create<tensor::DimOp>(loc, input, i).getResult());
+      inputDynamic.push_back(
+          b.create<tensor::DimOp>(loc, input, i).getResult());
   SmallVector<OpFoldResult> sizes;
   size_t next = 0;
   for (int64_t i = 0; i < type.getRank(); ++i) {
@@ -94,10 +95,10 @@ struct ReshapeOpLowering : public OpConversionPattern<ReshapeOp> {
             loc, arith::CmpIPredicate::eq, dims[i], minusOne);
         Value inferredSize =
             rewriter.create<arith::DivUIOp>(loc, total, others);
-        sizes.push_back(rewriter
-                            .create<arith::SelectOp>(loc, isMinus,
-                                                     inferredSize, dims[i])
-                            .getResult());
+        sizes.push_back(
+            rewriter
+                .create<arith::SelectOp>(loc, isMinus, inferredSize, dims[i])
+                .getResult());
       }
     }
     rewriter.replaceOp(op, reshapeTensor(rewriter, loc, data, type, sizes));
@@ -181,8 +182,8 @@ struct SizeOpLowering : public OpConversionPattern<SizeOp> {
     for (int64_t i = 0; i < rank; ++i)
       count = rewriter.create<arith::MulIOp>(
           loc, count, rewriter.create<tensor::DimOp>(loc, data, i));
-    Value asI64 = rewriter.create<arith::IndexCastOp>(
-        loc, rewriter.getI64Type(), count);
+    Value asI64 =
+        rewriter.create<arith::IndexCastOp>(loc, rewriter.getI64Type(), count);
     rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(
         op, RankedTensorType::get({}, rewriter.getI64Type()), asI64);
     return success();
@@ -209,9 +210,9 @@ struct TransposeOpLowering : public OpConversionPattern<TransposeOp> {
       sizes.push_back(inSizes[p]);
     RankedTensorType type = convertedResultType(getTypeConverter(), op);
     Value init = emptyTensor(rewriter, loc, type, sizes);
-    rewriter.replaceOp(op, rewriter.create<linalg::TransposeOp>(
-                               loc, data, init, perm)
-                               .getResult()[0]);
+    rewriter.replaceOp(
+        op, rewriter.create<linalg::TransposeOp>(loc, data, init, perm)
+                .getResult()[0]);
     return success();
   }
 };
@@ -247,8 +248,8 @@ struct SpaceDepthLowering : public OpConversionPattern<OpTy> {
       shape = {n, c, h / bs, bs, w / bs, bs};
       perm = {0, 3, 5, 1, 2, 4};
     }
-    Value expanded = reshapeTensor(
-        rewriter, loc, input, RankedTensorType::get(shape, element), {});
+    Value expanded = reshapeTensor(rewriter, loc, input,
+                                   RankedTensorType::get(shape, element), {});
     SmallVector<int64_t> permuted;
     for (int64_t p : perm)
       permuted.push_back(shape[p]);

@@ -29,9 +29,8 @@ struct ConcatOpLowering : public OpConversionPattern<ConcatOp> {
       offsets[axis] = offset;
       SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
       SmallVector<OpFoldResult> inputSizes = getSizes(rewriter, loc, input);
-      result = rewriter.create<tensor::InsertSliceOp>(loc, input, result,
-                                                      offsets, inputSizes,
-                                                      strides);
+      result = rewriter.create<tensor::InsertSliceOp>(
+          loc, input, result, offsets, inputSizes, strides);
       offset = rewriter.create<arith::AddIOp>(
           loc, offset, indexValue(rewriter, loc, inputSizes[axis]));
     }
@@ -58,7 +57,8 @@ struct SplitOpLowering : public OpConversionPattern<SplitOp> {
       parts = *values;
     } else {
       for (Value result : op.getOutputs()) {
-        int64_t size = cast<RankedTensorType>(result.getType()).getDimSize(axis);
+        int64_t size =
+            cast<RankedTensorType>(result.getType()).getDimSize(axis);
         if (ShapedType::isDynamic(size))
           return notLowerable(op, "splitting a dynamic dimension");
         parts.push_back(size);
@@ -161,10 +161,9 @@ struct SliceOpLowering : public OpConversionPattern<SliceOp> {
       if (step == 0)
         return notLowerable(op, "a step is 0");
       Value dim = value(sizes[axis]);
-      Value start = fromEnd(
-          value(indexElement(rewriter, loc, op.getStarts(), adaptor.getStarts(),
-                             i)),
-          dim);
+      Value start = fromEnd(value(indexElement(rewriter, loc, op.getStarts(),
+                                               adaptor.getStarts(), i)),
+                            dim);
       Value end = fromEnd(value(indexElement(rewriter, loc, op.getEnds(),
                                              adaptor.getEnds(), i)),
                           dim);
@@ -177,7 +176,8 @@ struct SliceOpLowering : public OpConversionPattern<SliceOp> {
         size = rewriter.createOrFold<arith::CeilDivSIOp>(loc, span,
                                                          constant(step));
       } else {
-        Value last = rewriter.createOrFold<arith::SubIOp>(loc, dim, constant(1));
+        Value last =
+            rewriter.createOrFold<arith::SubIOp>(loc, dim, constant(1));
         start = clamp(start, zero, last);
         end = clamp(end, constant(-1), last);
         Value span = rewriter.createOrFold<arith::SubIOp>(loc, start, end);

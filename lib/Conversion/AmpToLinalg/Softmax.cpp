@@ -9,17 +9,16 @@ namespace mlir::amp::lowering {
 /// softmax(input) or log_softmax(input) along `axis`; intermediates in
 /// `acc` (fp32 for fp32-accumulating low-precision ops), the result rounded
 /// once to `resultType`.
-Value buildSoftmax(OpBuilder &rewriter, Location loc, Value input,
-                   int64_t axis, Type acc, RankedTensorType resultType,
-                   bool isLog) {
+Value buildSoftmax(OpBuilder &rewriter, Location loc, Value input, int64_t axis,
+                   Type acc, RankedTensorType resultType, bool isLog) {
   int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
   Type compute = getComputeType(acc);
-  Value max = buildReduction(
-      rewriter, loc, input, {axis}, compute,
-      lowestValue(rewriter, loc, compute, false),
-      [](OpBuilder &b, Location l, Value x, Value a) -> Value {
-        return b.create<arith::MaximumFOp>(l, x, a);
-      });
+  Value max =
+      buildReduction(rewriter, loc, input, {axis}, compute,
+                     lowestValue(rewriter, loc, compute, false),
+                     [](OpBuilder &b, Location l, Value x, Value a) -> Value {
+                       return b.create<arith::MaximumFOp>(l, x, a);
+                     });
   Value maxKept = keepDims(rewriter, loc, max, rank, {axis});
   Value exps = buildElementwise(
       rewriter, loc, {input, maxKept}, withElementType(input, acc),
@@ -40,11 +39,10 @@ Value buildSoftmax(OpBuilder &rewriter, Location loc, Value input,
           return b.create<arith::SubFOp>(l, shifted,
                                          b.create<math::LogOp>(l, a[2]));
         });
-  return buildElementwise(
-      rewriter, loc, {exps, sumKept}, resultType,
-      [](OpBuilder &b, Location l, ValueRange a) -> Value {
-        return b.create<arith::DivFOp>(l, a[0], a[1]);
-      });
+  return buildElementwise(rewriter, loc, {exps, sumKept}, resultType,
+                          [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                            return b.create<arith::DivFOp>(l, a[0], a[1]);
+                          });
 }
 
 namespace {
@@ -70,26 +68,28 @@ struct SoftmaxLowering : public OpConversionPattern<OpTy> {
       Value argmax = buildArgReduce(rewriter, loc, input, axis, /*max=*/true,
                                     /*last=*/false, /*isUnsigned=*/false);
       Value kept = keepDims(rewriter, loc, argmax, rank, {axis});
-      Value result = rewriter.create<linalg::GenericOp>(
-          loc, TypeRange{resultType}, ValueRange{kept},
-          ValueRange{emptyTensor(rewriter, loc, resultType,
-                                 getSizes(rewriter, loc, input))},
-          SmallVector<AffineMap>{
-              keptMap(rewriter, rank, axis),
-              rewriter.getMultiDimIdentityMap(rank)},
-          SmallVector<utils::IteratorType>(rank,
-                                           utils::IteratorType::parallel),
-          [&](OpBuilder &b, Location l, ValueRange args) {
-            Value index = b.create<arith::IndexCastOp>(
-                l, b.getI64Type(), b.create<linalg::IndexOp>(l, axis));
-            Value hit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq,
-                                                index, args[0]);
-            Type t = resultType.getElementType();
-            b.create<linalg::YieldOp>(
-                l, ValueRange{b.create<arith::SelectOp>(
-                       l, hit, constantScalar(b, l, t, 1),
-                       constantScalar(b, l, t, 0))});
-          }).getResult(0);
+      Value result =
+          rewriter
+              .create<linalg::GenericOp>(
+                  loc, TypeRange{resultType}, ValueRange{kept},
+                  ValueRange{emptyTensor(rewriter, loc, resultType,
+                                         getSizes(rewriter, loc, input))},
+                  SmallVector<AffineMap>{keptMap(rewriter, rank, axis),
+                                         rewriter.getMultiDimIdentityMap(rank)},
+                  SmallVector<utils::IteratorType>(
+                      rank, utils::IteratorType::parallel),
+                  [&](OpBuilder &b, Location l, ValueRange args) {
+                    Value index = b.create<arith::IndexCastOp>(
+                        l, b.getI64Type(), b.create<linalg::IndexOp>(l, axis));
+                    Value hit = b.create<arith::CmpIOp>(
+                        l, arith::CmpIPredicate::eq, index, args[0]);
+                    Type t = resultType.getElementType();
+                    b.create<linalg::YieldOp>(
+                        l, ValueRange{b.create<arith::SelectOp>(
+                               l, hit, constantScalar(b, l, t, 1),
+                               constantScalar(b, l, t, 0))});
+                  })
+              .getResult(0);
       rewriter.replaceOp(op, result);
       return success();
     }

@@ -37,46 +37,53 @@ struct TopKOpLowering : public OpConversionPattern<TopKOp> {
     SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, x);
     Value zeros = filledTensor(rewriter, loc, rankType, sizes,
                                constantScalar(rewriter, loc, i64, 0));
-    Value ranks = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{rankType}, ValueRange{x, x}, ValueRange{zeros},
-        SmallVector<AffineMap>{self, AffineMap::get(rank + 1, 0, other, context),
-                               self},
-        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
-          Value mine = toComputeType(b, l, args[0]);
-          Value theirs = toComputeType(b, l, args[1]);
-          Value before;
-          if (isa<FloatType>(mine.getType())) {
-            before = b.create<arith::CmpFOp>(
-                l, largest ? arith::CmpFPredicate::OGT
-                           : arith::CmpFPredicate::OLT,
-                theirs, mine);
-          } else {
-            arith::CmpIPredicate p =
-                largest ? (isUnsigned ? arith::CmpIPredicate::ugt
-                                      : arith::CmpIPredicate::sgt)
-                        : (isUnsigned ? arith::CmpIPredicate::ult
-                                      : arith::CmpIPredicate::slt);
-            before = b.create<arith::CmpIOp>(l, p, theirs, mine);
-          }
-          Value equal =
-              isa<FloatType>(mine.getType())
-                  ? b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
-                                            theirs, mine)
-                        .getResult()
-                  : b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq,
-                                            theirs, mine)
-                        .getResult();
-          Value earlier = b.create<arith::CmpIOp>(
-              l, arith::CmpIPredicate::ult, b.create<linalg::IndexOp>(l, rank),
-              b.create<linalg::IndexOp>(l, axis));
-          before = b.create<arith::OrIOp>(
-              l, before, b.create<arith::AndIOp>(l, equal, earlier));
-          Value one = b.create<arith::ExtUIOp>(l, i64, before);
-          b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<arith::AddIOp>(l, args[2], one)});
-        }).getResult(0);
+    Value ranks =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, TypeRange{rankType}, ValueRange{x, x}, ValueRange{zeros},
+                SmallVector<AffineMap>{
+                    self, AffineMap::get(rank + 1, 0, other, context), self},
+                iterators,
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  Value mine = toComputeType(b, l, args[0]);
+                  Value theirs = toComputeType(b, l, args[1]);
+                  Value before;
+                  if (isa<FloatType>(mine.getType())) {
+                    before = b.create<arith::CmpFOp>(
+                        l,
+                        largest ? arith::CmpFPredicate::OGT
+                                : arith::CmpFPredicate::OLT,
+                        theirs, mine);
+                  } else {
+                    arith::CmpIPredicate p =
+                        largest ? (isUnsigned ? arith::CmpIPredicate::ugt
+                                              : arith::CmpIPredicate::sgt)
+                                : (isUnsigned ? arith::CmpIPredicate::ult
+                                              : arith::CmpIPredicate::slt);
+                    before = b.create<arith::CmpIOp>(l, p, theirs, mine);
+                  }
+                  Value equal =
+                      isa<FloatType>(mine.getType())
+                          ? b.create<arith::CmpFOp>(
+                                 l, arith::CmpFPredicate::OEQ, theirs, mine)
+                                .getResult()
+                          : b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq,
+                                                    theirs, mine)
+                                .getResult();
+                  Value earlier = b.create<arith::CmpIOp>(
+                      l, arith::CmpIPredicate::ult,
+                      b.create<linalg::IndexOp>(l, rank),
+                      b.create<linalg::IndexOp>(l, axis));
+                  before = b.create<arith::OrIOp>(
+                      l, before, b.create<arith::AndIOp>(l, equal, earlier));
+                  Value one = b.create<arith::ExtUIOp>(l, i64, before);
+                  b.create<linalg::YieldOp>(
+                      l, ValueRange{b.create<arith::AddIOp>(l, args[2], one)});
+                })
+            .getResult(0);
     // 2. output j: the index whose rank is j (reduction over i).
-    RankedTensorType valuesType = convertedResultType(getTypeConverter(), op, 0);
+    RankedTensorType valuesType =
+        convertedResultType(getTypeConverter(), op, 0);
     RankedTensorType indicesType =
         convertedResultType(getTypeConverter(), op, 1);
     SmallVector<OpFoldResult> outSizes(sizes);
@@ -86,39 +93,53 @@ struct TopKOpLowering : public OpConversionPattern<TopKOp> {
                   loc, rewriter.getIndexType(),
                   rewriter.create<tensor::ExtractOp>(
                       loc, adaptor.getK(),
-                      ValueRange{rewriter.create<arith::ConstantIndexOp>(loc, 0)})))
+                      ValueRange{
+                          rewriter.create<arith::ConstantIndexOp>(loc, 0)})))
             : rewriter.getIndexAttr(valuesType.getDimSize(axis));
     Value minusOne = filledTensor(rewriter, loc, indicesType, outSizes,
                                   constantScalar(rewriter, loc, i64, 0));
-    Value indices = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{indicesType}, ValueRange{ranks}, ValueRange{minusOne},
-        SmallVector<AffineMap>{AffineMap::get(rank + 1, 0, other, context),
-                               self},
-        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
-          Value j = b.create<arith::IndexCastOp>(
-              l, i64, b.create<linalg::IndexOp>(l, axis));
-          Value i = b.create<arith::IndexCastOp>(
-              l, i64, b.create<linalg::IndexOp>(l, rank));
-          Value hit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq,
-                                              args[0], j);
-          b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<arith::SelectOp>(l, hit, i, args[1])});
-        }).getResult(0);
-    Value values = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{valuesType}, ValueRange{indices},
-        ValueRange{emptyTensor(rewriter, loc, valuesType, outSizes)},
-        SmallVector<AffineMap>(2, rewriter.getMultiDimIdentityMap(rank)),
-        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          SmallVector<Value> at;
-          for (int64_t d = 0; d < rank; ++d)
-            at.push_back(d == axis ? b.create<arith::IndexCastOp>(
-                                          l, b.getIndexType(), args[0])
-                                          .getResult()
-                                   : b.create<linalg::IndexOp>(l, d).getResult());
-          b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<tensor::ExtractOp>(l, x, at)});
-        }).getResult(0);
+    Value indices =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, TypeRange{indicesType}, ValueRange{ranks},
+                ValueRange{minusOne},
+                SmallVector<AffineMap>{
+                    AffineMap::get(rank + 1, 0, other, context), self},
+                iterators,
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  Value j = b.create<arith::IndexCastOp>(
+                      l, i64, b.create<linalg::IndexOp>(l, axis));
+                  Value i = b.create<arith::IndexCastOp>(
+                      l, i64, b.create<linalg::IndexOp>(l, rank));
+                  Value hit = b.create<arith::CmpIOp>(
+                      l, arith::CmpIPredicate::eq, args[0], j);
+                  b.create<linalg::YieldOp>(
+                      l, ValueRange{
+                             b.create<arith::SelectOp>(l, hit, i, args[1])});
+                })
+            .getResult(0);
+    Value values =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, TypeRange{valuesType}, ValueRange{indices},
+                ValueRange{emptyTensor(rewriter, loc, valuesType, outSizes)},
+                SmallVector<AffineMap>(2,
+                                       rewriter.getMultiDimIdentityMap(rank)),
+                SmallVector<utils::IteratorType>(rank,
+                                                 utils::IteratorType::parallel),
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  SmallVector<Value> at;
+                  for (int64_t d = 0; d < rank; ++d)
+                    at.push_back(
+                        d == axis
+                            ? b.create<arith::IndexCastOp>(l, b.getIndexType(),
+                                                           args[0])
+                                  .getResult()
+                            : b.create<linalg::IndexOp>(l, d).getResult());
+                  b.create<linalg::YieldOp>(
+                      l, ValueRange{b.create<tensor::ExtractOp>(l, x, at)});
+                })
+            .getResult(0);
     rewriter.replaceOp(op, {values, indices});
     return success();
   }

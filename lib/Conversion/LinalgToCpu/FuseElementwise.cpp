@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "amp/Conversion/LinalgToCpu/Passes.h"
 #include "RuntimeConv.h"
+#include "amp/Conversion/LinalgToCpu/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -37,8 +37,8 @@ struct AmpFuseElementwisePass
           Operation *producer = fusedOperand->get().getDefiningOp();
           return producer && producer->hasOneUse();
         });
-    if (failed(applyPatternsAndFoldGreedily(getOperation(),
-                                            std::move(patterns))))
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
 };

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "amp/Conversion/LinalgToCpu/Passes.h"
 #include "RuntimeConv.h"
+#include "amp/Conversion/LinalgToCpu/Passes.h"
 
 #include "mlir/IR/Matchers.h"
 
@@ -30,15 +30,14 @@ bool isF32Memref(Value value) {
 }
 
 /// Declares (once) `void name(memref<*xf32>..., i64...)`.
-func::FuncOp getOrDeclare(ModuleOp module, StringRef name,
-                          unsigned memrefCount, unsigned intCount) {
+func::FuncOp getOrDeclare(ModuleOp module, StringRef name, unsigned memrefCount,
+                          unsigned intCount) {
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   MLIRContext *context = module.getContext();
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  SmallVector<Type> inputs(memrefCount,
-                           UnrankedMemRefType::get(Float32Type::get(context),
-                                                   0));
+  SmallVector<Type> inputs(
+      memrefCount, UnrankedMemRefType::get(Float32Type::get(context), 0));
   inputs.append(intCount, IntegerType::get(context, 64));
   auto func = b.create<func::FuncOp>(module.getLoc(), name,
                                      FunctionType::get(context, inputs, {}));
@@ -98,8 +97,8 @@ void foldPadding(Operation *convOp, Value &x, int64_t spatial,
   for (Operation *user : alloc->getUsers()) {
     if (auto map = dyn_cast<linalg::MapOp>(user)) {
       auto yield = cast<linalg::YieldOp>(map.getBody()->getTerminator());
-      if (map.getInputs().empty() && matchPattern(yield.getOperand(0),
-                                                  m_AnyZeroFloat()) && !fill)
+      if (map.getInputs().empty() &&
+          matchPattern(yield.getOperand(0), m_AnyZeroFloat()) && !fill)
         fill = map;
       else
         return;
@@ -139,8 +138,8 @@ void foldPadding(Operation *convOp, Value &x, int64_t spatial,
   }
   auto allocType = cast<MemRefType>(alloc.getType());
   auto sourceType = cast<MemRefType>(copy.getSource().getType());
-  if (!sourceType.getLayout().isIdentity() && !isa<StridedLayoutAttr>(
-                                                  sourceType.getLayout()))
+  if (!sourceType.getLayout().isIdentity() &&
+      !isa<StridedLayoutAttr>(sourceType.getLayout()))
     return;
   ArrayRef<int64_t> offsets = subview.getStaticOffsets();
   if (ShapedType::isDynamicShape(offsets) ||
@@ -191,8 +190,7 @@ Operation *findInit(Operation *conv, Value y) {
     if (isa<ViewLikeOpInterface>(prev))
       continue; // views write nothing
     bool touchesY = llvm::any_of(prev->getOperands(), [&](Value operand) {
-      return isa<BaseMemRefType>(operand.getType()) &&
-             rootBuffer(operand) == y;
+      return isa<BaseMemRefType>(operand.getType()) && rootBuffer(operand) == y;
     });
     if (!touchesY)
       continue; // other buffers
@@ -325,10 +323,11 @@ struct AmpLinalgToRuntimeCallsPass
             getOrDeclare(module, "amp_cpu_conv_f32", 4, ints.size());
         emitCall(b, loc, callee, {x, w, y, bias}, ints);
       } else {
-        bool batched = isa<linalg::BatchMatmulOp,
-                           linalg::BatchMatmulTransposeBOp>(op);
-        bool transposeB = isa<linalg::MatmulTransposeBOp,
-                              linalg::BatchMatmulTransposeBOp>(op);
+        bool batched =
+            isa<linalg::BatchMatmulOp, linalg::BatchMatmulTransposeBOp>(op);
+        bool transposeB =
+            isa<linalg::MatmulTransposeBOp, linalg::BatchMatmulTransposeBOp>(
+                op);
         func::FuncOp callee = getOrDeclare(module, "amp_cpu_matmul_f32", 3, 1);
         (void)batched; // the runtime reads the rank
         emitCall(b, loc, callee, op->getOperands(), {transposeB ? 1 : 0});

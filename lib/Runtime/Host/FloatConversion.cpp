@@ -1,4 +1,4 @@
-//===- FloatConversion.cpp - fp32 to fp16/bf16 in bulk -------------------===//
+//===- FloatConversion.cpp - fp32 to fp16/bf16 in bulk --------------------===//
 
 #include "amp/Runtime/FloatConversion.h"
 
@@ -110,10 +110,9 @@ static inline uint16_t floatToBFloat16BitsFast(uint32_t bits) {
   return static_cast<uint16_t>(isNaN ? ((bits >> 16) | 0x40u) : rounded);
 }
 
-ConversionStats amp_runtime::convertFloats(const float *input,
-                                            uint16_t *output, size_t size,
-                                            LowFloatKind kind,
-                                            bool clampToFinite) {
+ConversionStats amp_runtime::convertFloats(const float *input, uint16_t *output,
+                                           size_t size, LowFloatKind kind,
+                                           bool clampToFinite) {
   const bool isHalf = kind == LowFloatKind::F16;
   const uint16_t infBits = isHalf ? 0x7c00 : 0x7f80;
   const uint16_t maxFiniteBits = isHalf ? 0x7bff : 0x7f7f;

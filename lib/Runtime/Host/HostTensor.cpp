@@ -46,19 +46,32 @@ bool amp_runtime::isUnsignedType(ElementType type) {
 
 const char *amp_runtime::getElementTypeName(ElementType type) {
   switch (type) {
-  case ElementType::F64: return "f64";
-  case ElementType::F32: return "f32";
-  case ElementType::F16: return "f16";
-  case ElementType::BF16: return "bf16";
-  case ElementType::Bool: return "i1";
-  case ElementType::I8: return "i8";
-  case ElementType::I16: return "i16";
-  case ElementType::I32: return "i32";
-  case ElementType::I64: return "i64";
-  case ElementType::U8: return "ui8";
-  case ElementType::U16: return "ui16";
-  case ElementType::U32: return "ui32";
-  case ElementType::U64: return "ui64";
+  case ElementType::F64:
+    return "f64";
+  case ElementType::F32:
+    return "f32";
+  case ElementType::F16:
+    return "f16";
+  case ElementType::BF16:
+    return "bf16";
+  case ElementType::Bool:
+    return "i1";
+  case ElementType::I8:
+    return "i8";
+  case ElementType::I16:
+    return "i16";
+  case ElementType::I32:
+    return "i32";
+  case ElementType::I64:
+    return "i64";
+  case ElementType::U8:
+    return "ui8";
+  case ElementType::U16:
+    return "ui16";
+  case ElementType::U32:
+    return "ui32";
+  case ElementType::U64:
+    return "ui64";
   }
   return "?";
 }
@@ -80,19 +93,32 @@ double Tensor::getAsDouble(int64_t i) const {
     return value;
   };
   switch (elementType) {
-  case ElementType::F64: return load(double());
-  case ElementType::F32: return load(float());
-  case ElementType::F16: return halfBitsToFloat(load(uint16_t()));
-  case ElementType::BF16: return bfloat16BitsToFloat(load(uint16_t()));
-  case ElementType::Bool: return *p ? 1 : 0;
-  case ElementType::I8: return load(int8_t());
-  case ElementType::I16: return load(int16_t());
-  case ElementType::I32: return load(int32_t());
-  case ElementType::I64: return static_cast<double>(load(int64_t()));
-  case ElementType::U8: return load(uint8_t());
-  case ElementType::U16: return load(uint16_t());
-  case ElementType::U32: return load(uint32_t());
-  case ElementType::U64: return static_cast<double>(load(uint64_t()));
+  case ElementType::F64:
+    return load(double());
+  case ElementType::F32:
+    return load(float());
+  case ElementType::F16:
+    return halfBitsToFloat(load(uint16_t()));
+  case ElementType::BF16:
+    return bfloat16BitsToFloat(load(uint16_t()));
+  case ElementType::Bool:
+    return *p ? 1 : 0;
+  case ElementType::I8:
+    return load(int8_t());
+  case ElementType::I16:
+    return load(int16_t());
+  case ElementType::I32:
+    return load(int32_t());
+  case ElementType::I64:
+    return static_cast<double>(load(int64_t()));
+  case ElementType::U8:
+    return load(uint8_t());
+  case ElementType::U16:
+    return load(uint16_t());
+  case ElementType::U32:
+    return load(uint32_t());
+  case ElementType::U64:
+    return static_cast<double>(load(uint64_t()));
   }
   return 0;
 }
@@ -124,12 +150,17 @@ static std::optional<ElementType> typeFromDescr(const std::string &descr) {
 
 static std::string descrFromType(ElementType type) {
   switch (type) {
-  case ElementType::F16: return "<f2";
+  case ElementType::F16:
+    return "<f2";
   case ElementType::F32:
-  case ElementType::BF16: return "<f4";
-  case ElementType::F64: return "<f8";
-  case ElementType::Bool: return "|b1";
-  default: break;
+  case ElementType::BF16:
+    return "<f4";
+  case ElementType::F64:
+    return "<f8";
+  case ElementType::Bool:
+    return "|b1";
+  default:
+    break;
   }
   size_t bytes = getElementBytes(type);
   char kind = isUnsignedType(type) ? 'u' : 'i';
@@ -138,7 +169,7 @@ static std::string descrFromType(ElementType type) {
 }
 
 bool amp_runtime::readNpy(const std::string &path, Tensor &tensor,
-                           std::string &error) {
+                          std::string &error) {
   auto fail = [&](const std::string &why) {
     error = "'" + path + "': " + why;
     return false;
@@ -161,9 +192,9 @@ bool amp_runtime::readNpy(const std::string &path, Tensor &tensor,
       return fail("truncated header");
     headerLength = 0;
     for (int i = 0; i < 4; ++i)
-      headerLength |= static_cast<size_t>(
-                          static_cast<unsigned char>(data[8 + i]))
-                      << (8 * i);
+      headerLength |=
+          static_cast<size_t>(static_cast<unsigned char>(data[8 + i]))
+          << (8 * i);
     headerStart = 12;
   }
   if (data.size() < headerStart + headerLength)
@@ -186,7 +217,8 @@ bool amp_runtime::readNpy(const std::string &path, Tensor &tensor,
                 "C-contiguous array)");
   std::optional<ElementType> type = typeFromDescr(descr);
   if (!type)
-    return fail("unsupported dtype '" + descr + "' (little-endian bool, "
+    return fail("unsupported dtype '" + descr +
+                "' (little-endian bool, "
                 "int, uint and float arrays are supported)");
   std::string shapeText = field("shape");
   if (shapeText.empty() || shapeText[0] != '(')
@@ -222,7 +254,7 @@ bool amp_runtime::readNpy(const std::string &path, Tensor &tensor,
 }
 
 bool amp_runtime::writeNpy(const std::string &path, const Tensor &tensor,
-                            std::string &error) {
+                           std::string &error) {
   std::string shape = "(";
   for (int64_t d : tensor.shape)
     shape += std::to_string(d) + ", ";
@@ -284,8 +316,8 @@ Tensor amp_runtime::convertF32Tensor(const Tensor &tensor, ElementType type) {
 }
 
 Tensor amp_runtime::makeRandomTensor(ElementType type,
-                                      const std::vector<int64_t> &shape,
-                                      std::mt19937_64 &rng) {
+                                     const std::vector<int64_t> &shape,
+                                     std::mt19937_64 &rng) {
   Tensor t;
   t.elementType = type;
   t.shape = shape;

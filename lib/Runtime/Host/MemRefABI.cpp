@@ -10,9 +10,9 @@
 using namespace amp_runtime;
 
 void amp_runtime::callPacked(PackedFunction function,
-                              const std::vector<Tensor> &inputs,
-                              const std::vector<ResultType> &results,
-                              std::vector<Tensor> &outputs) {
+                             const std::vector<Tensor> &inputs,
+                             const std::vector<ResultType> &results,
+                             std::vector<Tensor> &outputs) {
   // Ranked descriptors: {allocated, aligned, offset, sizes, strides}.
   std::vector<std::vector<int64_t>> descriptors;
   std::vector<std::vector<char>> copies;

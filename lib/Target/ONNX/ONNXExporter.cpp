@@ -1,4 +1,4 @@
-//===- ONNXExporter.cpp - amp dialect to ONNX ----------------------------===//
+//===- ONNXExporter.cpp - amp dialect to ONNX -----------------------------===//
 //
 // A general writer: every amp op that models an ONNX operator becomes one
 // node of that type, with the op's attributes (named as in ONNX) and its

@@ -130,8 +130,7 @@ static LogicalResult downgradeSplitCount(NodeWriter &w) {
   return success();
 }
 
-static LogicalResult upgradeDropoutRatio(PendingOp &op,
-                                         const NodeContext &ctx,
+static LogicalResult upgradeDropoutRatio(PendingOp &op, const NodeContext &ctx,
                                          OpBuilder &b) {
   if (auto ratio = dyn_cast_or_null<FloatAttr>(op.takeAttr("ratio"))) {
     auto scalar = RankedTensorType::get({}, b.getF32Type());
@@ -203,8 +202,8 @@ static LogicalResult downgradeCoercedSoftmax(NodeWriter &w) {
       cast<RankedTensorType>(w.op->getOperand(0).getType()).getRank();
   const auto *axisAttr = findAttribute(node, "axis");
   int64_t axis = axisAttr ? axisAttr->i() : 1;
-  axis = semantics::normalizeAxis(axis, std::max<int64_t>(rank, 1))
-             .value_or(axis);
+  axis =
+      semantics::normalizeAxis(axis, std::max<int64_t>(rank, 1)).value_or(axis);
   removeAttribute(node, "axis");
   auto *newAxis = node.add_attribute();
   newAxis->set_name("axis");
@@ -235,9 +234,8 @@ static LogicalResult downgradeCoercedSoftmax(NodeWriter &w) {
   return success();
 }
 
-static LogicalResult upgradeTrainingBatchNorm(PendingOp &op,
-                                              const NodeContext &ctx,
-                                              OpBuilder &) {
+static LogicalResult
+upgradeTrainingBatchNorm(PendingOp &op, const NodeContext &ctx, OpBuilder &) {
   if (op.numOutputs > 1)
     return ctx.fail("training-mode BatchNormalization before opset 14 is "
                     "not supported");
@@ -287,8 +285,8 @@ static LogicalResult downgradeResizeInputs(NodeWriter &w) {
     if (!w.node.input(index).empty())
       continue;
     onnx::TensorProto *empty = w.graph.add_initializer();
-    empty->set_name(w.uniqueValueName(w.node.name() +
-                                      (index == 1 ? "_roi" : "_scales")));
+    empty->set_name(
+        w.uniqueValueName(w.node.name() + (index == 1 ? "_roi" : "_scales")));
     empty->set_data_type(onnx::TensorProto::FLOAT);
     empty->add_dims(0);
     w.node.set_input(index, empty->name());
@@ -385,8 +383,7 @@ bool matchesOpType(const VersionRule &rule, StringRef opType) {
 }
 } // namespace
 
-LogicalResult onnx_versions::upgradeNode(PendingOp &op,
-                                         const NodeContext &ctx,
+LogicalResult onnx_versions::upgradeNode(PendingOp &op, const NodeContext &ctx,
                                          OpBuilder &builder) {
   for (const VersionRule &rule : kVersionRules)
     if (ctx.opset < rule.since && rule.upgrade &&

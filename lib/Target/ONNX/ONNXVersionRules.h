@@ -1,10 +1,10 @@
 //===- ONNXVersionRules.h - ONNX operator versions, both ways ---*- C++ -*-===//
 //
 // amp ops model one version of each ONNX operator (the newest amp supports,
-// see mlir::amp::getSupportedOpVersion). Older forms are handled by one table of rules
-// {op types, first opset with amp's form, upgrade, downgrade}: the importer
-// upgrades a node of an older opset with every rule newer than that opset,
-// and the writer downgrades with the same rules when it writes an older
+// see mlir::amp::getSupportedOpVersion). Older forms are handled by one table
+// of rules {op types, first opset with amp's form, upgrade, downgrade}: the
+// importer upgrades a node of an older opset with every rule newer than that
+// opset, and the writer downgrades with the same rules when it writes an older
 // opset. Internal to lib/Target/ONNX.
 //
 //===----------------------------------------------------------------------===//
@@ -31,8 +31,8 @@ public:
   /// Removes input `index` (a constant 1-D integer tensor) and returns its
   /// values (empty when the input is absent); fails, naming `what`, when it
   /// is not a constant.
-  virtual FailureOr<SmallVector<int64_t>>
-  takeConstantInput(unsigned index, StringRef what) = 0;
+  virtual FailureOr<SmallVector<int64_t>> takeConstantInput(unsigned index,
+                                                            StringRef what) = 0;
   /// Records that input `index` is written as an attribute (its initializer
   /// goes when nothing else reads it).
   virtual void inputBecameAttribute(unsigned index) = 0;

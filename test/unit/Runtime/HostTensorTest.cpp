@@ -114,8 +114,12 @@ void doubleIt(void **args) {
   for (int64_t i = 0; i < rows * cols; ++i)
     out[i] = 2 * in[i];
   int64_t descriptor[] = {reinterpret_cast<int64_t>(out),
-                          reinterpret_cast<int64_t>(out), 0, rows, cols,
-                          cols, 1};
+                          reinterpret_cast<int64_t>(out),
+                          0,
+                          rows,
+                          cols,
+                          cols,
+                          1};
   std::memcpy(result, descriptor, sizeof(descriptor));
 }
 

@@ -17,9 +17,9 @@ LogicalResult mlir::amp::semantics::checkContraction(int64_t lhs, int64_t rhs,
   return success();
 }
 
-FailureOr<GemmDims> mlir::amp::semantics::resolveGemmDims(
-    ArrayRef<int64_t> a, ArrayRef<int64_t> b, const GemmAttrs &attrs,
-    ErrorFn error) {
+FailureOr<GemmDims>
+mlir::amp::semantics::resolveGemmDims(ArrayRef<int64_t> a, ArrayRef<int64_t> b,
+                                      const GemmAttrs &attrs, ErrorFn error) {
   GemmDims dims;
   dims.m = a[attrs.transA ? 1 : 0];
   dims.k = a[attrs.transA ? 0 : 1];
@@ -52,8 +52,8 @@ mlir::amp::semantics::resolveMatMulDims(ArrayRef<int64_t> a,
   dims.n = rhs.back();
   if (failed(checkContraction(dims.k, rhs[rhs.size() - 2], error)))
     return failure();
-  std::optional<SmallVector<int64_t>> batch = broadcastShapes(
-      ArrayRef(lhs).drop_back(2), ArrayRef(rhs).drop_back(2));
+  std::optional<SmallVector<int64_t>> batch =
+      broadcastShapes(ArrayRef(lhs).drop_back(2), ArrayRef(rhs).drop_back(2));
   if (!batch) {
     error("MatMul batch dimensions do not broadcast");
     return failure();

@@ -19,9 +19,8 @@ std::optional<AutoPad> mlir::amp::semantics::parseAutoPad(StringRef text) {
 
 /// An optional per-dimension attribute, or `count` copies of its default.
 static FailureOr<SmallVector<int64_t>>
-spatialValues(const std::optional<SmallVector<int64_t>> &values,
-              StringRef name, size_t count, int64_t defaultValue,
-              ErrorFn error) {
+spatialValues(const std::optional<SmallVector<int64_t>> &values, StringRef name,
+              size_t count, int64_t defaultValue, ErrorFn error) {
   if (!values)
     return SmallVector<int64_t>(count, defaultValue);
   if (values->size() != count) {
@@ -38,9 +37,10 @@ static int64_t samePadding(int64_t in, int64_t stride, int64_t span) {
   return std::max<int64_t>(0, (out - 1) * stride + span - in);
 }
 
-FailureOr<Window> mlir::amp::semantics::resolveWindow(
-    const WindowAttrs &attrs, ArrayRef<int64_t> inputSpatial,
-    ArrayRef<int64_t> kernel, ErrorFn error) {
+FailureOr<Window>
+mlir::amp::semantics::resolveWindow(const WindowAttrs &attrs,
+                                    ArrayRef<int64_t> inputSpatial,
+                                    ArrayRef<int64_t> kernel, ErrorFn error) {
   size_t n = inputSpatial.size();
   if (kernel.size() != n) {
     error("kernel has " + llvm::Twine(kernel.size()) +
@@ -109,8 +109,8 @@ FailureOr<Window> mlir::amp::semantics::resolveWindow(
     }
     if (!ShapedType::isDynamic(in) && size <= 0) {
       error("window of size " + llvm::Twine(span) +
-            " does not fit spatial dimension " + llvm::Twine(i) +
-            " of size " + llvm::Twine(in));
+            " does not fit spatial dimension " + llvm::Twine(i) + " of size " +
+            llvm::Twine(in));
       return failure();
     }
     window.padBegin.push_back(begin);
@@ -166,8 +166,9 @@ FailureOr<TransposedWindow> mlir::amp::semantics::resolveTransposedWindow(
              window.autoPad == AutoPad::SameLower)
       size = in * stride;
     else
-      size = stride * (in - 1) + window.outputPadding[i] + span -
-             (window.autoPad == AutoPad::Valid ? 0 : (*pads)[i] + (*pads)[i + n]);
+      size =
+          stride * (in - 1) + window.outputPadding[i] + span -
+          (window.autoPad == AutoPad::Valid ? 0 : (*pads)[i] + (*pads)[i + n]);
     window.outputSizes.push_back(size);
     // The full transposed output has stride * (in - 1) + output_padding +
     // span elements; `padBegin` of them are cut at the start.
@@ -178,8 +179,7 @@ FailureOr<TransposedWindow> mlir::amp::semantics::resolveTransposedWindow(
                   ? kDynamic
                   : (window.autoPad == AutoPad::Valid ? 0 : (*pads)[i]);
     } else {
-      int64_t total =
-          stride * (in - 1) + window.outputPadding[i] + span - size;
+      int64_t total = stride * (in - 1) + window.outputPadding[i] + span - size;
       if (window.autoPad == AutoPad::SameUpper)
         begin = total / 2;
       else if (window.autoPad == AutoPad::SameLower)

@@ -26,8 +26,8 @@ def Amp_NoneOp : Op<Amp_Dialect, "none", [Pure]> {
   }];
 }
 
-def Amp_ConstantOp : Amp_PureOp<"Constant", "constant", "inferConstant(ctx, adaptor.getValueAttr(), inferred)",
-                                [ConstantLike]> {
+def Amp_ConstantOp : Amp_PureOp<"Constant", "constant",
+    "inferConstant(ctx, adaptor.getValueAttr(), inferred)", [ConstantLike]> {
   let summary = "A constant tensor (ONNX Constant and initializers)";
   let description = [{
     Holds a constant tensor. Model weights are `dense_resource` attributes
@@ -274,7 +274,8 @@ def Amp_ReduceSumSquareOp : Amp_ReduceOp<"ReduceSumSquare",
 }
 
 class Amp_ArgReduceOp<string onnxName, string mnemonic>
-    : Amp_PureOp<onnxName, mnemonic, "inferArgReduce(ctx, semantics::ArgReduceAttrs::get(adaptor), inferred)"> {
+    : Amp_PureOp<onnxName, mnemonic,
+    "inferArgReduce(ctx, semantics::ArgReduceAttrs::get(adaptor), inferred)"> {
   let summary = "ONNX " # onnxName;
   let arguments = (ins Amp_Tensor:$data,
                        DefaultValuedAttr<I64Attr, "0">:$axis,
@@ -296,7 +297,8 @@ def Amp_MatMulOp : Amp_PureOp<"MatMul", "matmul", "inferMatMul"> {
   let results = (outs Amp_Tensor:$Y);
 }
 
-def Amp_GemmOp : Amp_PureOp<"Gemm", "gemm", "inferGemm(ctx, semantics::GemmAttrs::get(adaptor), inferred)"> {
+def Amp_GemmOp : Amp_PureOp<"Gemm", "gemm",
+    "inferGemm(ctx, semantics::GemmAttrs::get(adaptor), inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX Gemm: alpha * op(A) * op(B) + beta * C";
   let arguments = (ins Amp_Tensor:$A, Amp_Tensor:$B, Amp_OptTensor:$C,
@@ -307,7 +309,8 @@ def Amp_GemmOp : Amp_PureOp<"Gemm", "gemm", "inferGemm(ctx, semantics::GemmAttrs
   let results = (outs Amp_Tensor:$Y);
 }
 
-def Amp_EinsumOp : Amp_PureOp<"Einsum", "einsum", "inferEinsum(ctx, adaptor.getEquation(), inferred)"> {
+def Amp_EinsumOp : Amp_PureOp<"Einsum", "einsum",
+    "inferEinsum(ctx, adaptor.getEquation(), inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX Einsum";
   let arguments = (ins Variadic<Amp_Tensor>:$Inputs, StrAttr:$equation);
@@ -318,7 +321,8 @@ def Amp_EinsumOp : Amp_PureOp<"Einsum", "einsum", "inferEinsum(ctx, adaptor.getE
 // Convolution, pooling, normalisation
 //===----------------------------------------------------------------------===//
 
-def Amp_ConvOp : Amp_PureOp<"Conv", "conv", "inferConv(ctx, semantics::WindowAttrs::getConv(adaptor), inferred)"> {
+def Amp_ConvOp : Amp_PureOp<"Conv", "conv",
+    "inferConv(ctx, semantics::WindowAttrs::getConv(adaptor), inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX Conv (N-d, grouped)";
   let arguments = (ins Amp_FloatTensor:$X, Amp_FloatTensor:$W,
@@ -333,7 +337,8 @@ def Amp_ConvOp : Amp_PureOp<"Conv", "conv", "inferConv(ctx, semantics::WindowAtt
 }
 
 def Amp_ConvTransposeOp : Amp_PureOp<"ConvTranspose", "conv_transpose",
-                                     "inferConvTranspose(ctx, semantics::WindowAttrs::getConvTranspose(adaptor), inferred)"> {
+    "inferConvTranspose(ctx, "
+    "semantics::WindowAttrs::getConvTranspose(adaptor), inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX ConvTranspose";
   let arguments = (ins Amp_FloatTensor:$X, Amp_FloatTensor:$W,
@@ -349,7 +354,8 @@ def Amp_ConvTransposeOp : Amp_PureOp<"ConvTranspose", "conv_transpose",
   let results = (outs Amp_FloatTensor:$Y);
 }
 
-def Amp_MaxPoolOp : Amp_PureOp<"MaxPool", "max_pool", "inferMaxPool(ctx, semantics::WindowAttrs::getPool(adaptor), inferred)"> {
+def Amp_MaxPoolOp : Amp_PureOp<"MaxPool", "max_pool",
+    "inferMaxPool(ctx, semantics::WindowAttrs::getPool(adaptor), inferred)"> {
   let summary = "ONNX MaxPool (values and flat indices)";
   let arguments = (ins Amp_Tensor:$X,
                        DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
@@ -363,7 +369,7 @@ def Amp_MaxPoolOp : Amp_PureOp<"MaxPool", "max_pool", "inferMaxPool(ctx, semanti
 }
 
 def Amp_AveragePoolOp : Amp_PureOp<"AveragePool", "average_pool",
-                                   "inferPool(ctx, semantics::WindowAttrs::getPool(adaptor), inferred)"> {
+    "inferPool(ctx, semantics::WindowAttrs::getPool(adaptor), inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX AveragePool";
   let arguments = (ins Amp_FloatTensor:$X,
@@ -377,7 +383,8 @@ def Amp_AveragePoolOp : Amp_PureOp<"AveragePool", "average_pool",
   let results = (outs Amp_FloatTensor:$Y);
 }
 
-def Amp_LpPoolOp : Amp_PureOp<"LpPool", "lp_pool", "inferPool(ctx, semantics::WindowAttrs::getPool(adaptor), inferred)"> {
+def Amp_LpPoolOp : Amp_PureOp<"LpPool", "lp_pool",
+    "inferPool(ctx, semantics::WindowAttrs::getPool(adaptor), inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX LpPool";
   let arguments = (ins Amp_FloatTensor:$X,
@@ -408,7 +415,8 @@ def Amp_GlobalLpPoolOp : Amp_GlobalPoolOp<"GlobalLpPool", "global_lp_pool",
 }
 
 def Amp_BatchNormalizationOp : Amp_PureOp<"BatchNormalization",
-    "batch_normalization", "inferBatchNorm(ctx, adaptor.getTrainingMode() != 0, inferred)"> {
+    "batch_normalization",
+    "inferBatchNorm(ctx, adaptor.getTrainingMode() != 0, inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX BatchNormalization (running stats only in training)";
   let arguments = (ins Amp_FloatTensor:$X, Amp_FloatTensor:$scale,
@@ -432,7 +440,9 @@ def Amp_InstanceNormalizationOp : Amp_PureOp<"InstanceNormalization",
 }
 
 def Amp_LayerNormalizationOp : Amp_PureOp<"LayerNormalization",
-    "layer_normalization", "inferLayerNorm(ctx, adaptor.getAxis(), adaptor.getStashType(), inferred)"> {
+    "layer_normalization",
+    "inferLayerNorm(ctx, adaptor.getAxis(), adaptor.getStashType(), "
+    "inferred)"> {
   let canAccumulateInF32 = 1;
   let fixedTypeResults = [1, 2];
   let summary = "ONNX LayerNormalization (Y, Mean, InvStdDev)";
@@ -461,7 +471,8 @@ def Amp_GroupNormalizationOp : Amp_PureOp<"GroupNormalization",
 // Shape and data movement
 //===----------------------------------------------------------------------===//
 
-def Amp_ShapeOp : Amp_PureOp<"Shape", "shape", "inferShapeOp(ctx, adaptor.getStart(), adaptor.getEnd(), inferred)"> {
+def Amp_ShapeOp : Amp_PureOp<"Shape", "shape",
+    "inferShapeOp(ctx, adaptor.getStart(), adaptor.getEnd(), inferred)"> {
   let anyTypeOperands = [0];
   let summary = "ONNX Shape (dimensions in [start, end))";
   let arguments = (ins Amp_Tensor:$data, OptionalAttr<I64Attr>:$start,
@@ -478,7 +489,8 @@ def Amp_SizeOp : Amp_PureOp<"Size", "size", "inferSize"> {
   let hasFolder = 1;
 }
 
-def Amp_CastOp : Amp_PureOp<"Cast", "cast", "inferCast(ctx, adaptor.getTo(), inferred)"> {
+def Amp_CastOp : Amp_PureOp<"Cast", "cast",
+    "inferCast(ctx, adaptor.getTo(), inferred)"> {
   let anyTypeOperands = [0];
   let fixedTypeResults = [0];
   let summary = "ONNX Cast to the element type `to`";
@@ -496,7 +508,8 @@ def Amp_CastLikeOp : Amp_PureOp<"CastLike", "cast_like", "inferCastLike"> {
   let results = (outs Amp_Tensor:$output);
 }
 
-def Amp_ReshapeOp : Amp_PureOp<"Reshape", "reshape", "inferReshape(ctx, adaptor.getAllowzero() != 0, inferred)"> {
+def Amp_ReshapeOp : Amp_PureOp<"Reshape", "reshape",
+    "inferReshape(ctx, adaptor.getAllowzero() != 0, inferred)"> {
   let summary = "ONNX Reshape";
   let arguments = (ins Amp_Tensor:$data, Amp_I64Tensor:$shape,
                        DefaultValuedAttr<I64Attr, "0">:$allowzero);
@@ -504,7 +517,8 @@ def Amp_ReshapeOp : Amp_PureOp<"Reshape", "reshape", "inferReshape(ctx, adaptor.
   let hasFolder = 1;
 }
 
-def Amp_FlattenOp : Amp_PureOp<"Flatten", "flatten", "inferFlatten(ctx, adaptor.getAxis(), inferred)"> {
+def Amp_FlattenOp : Amp_PureOp<"Flatten", "flatten",
+    "inferFlatten(ctx, adaptor.getAxis(), inferred)"> {
   let summary = "ONNX Flatten (to 2-d at `axis`)";
   let arguments = (ins Amp_Tensor:$input,
                        DefaultValuedAttr<I64Attr, "1">:$axis);
@@ -526,7 +540,8 @@ def Amp_UnsqueezeOp : Amp_PureOp<"Unsqueeze", "unsqueeze", "inferUnsqueeze"> {
   let hasFolder = 1;
 }
 
-def Amp_TransposeOp : Amp_PureOp<"Transpose", "transpose", "inferTranspose(ctx, adaptor.getPerm(), inferred)"> {
+def Amp_TransposeOp : Amp_PureOp<"Transpose", "transpose",
+    "inferTranspose(ctx, adaptor.getPerm(), inferred)"> {
   let summary = "ONNX Transpose (default: reverse the dimensions)";
   let arguments = (ins Amp_Tensor:$data,
                        OptionalAttr<DenseI64ArrayAttr>:$perm);
@@ -534,14 +549,16 @@ def Amp_TransposeOp : Amp_PureOp<"Transpose", "transpose", "inferTranspose(ctx, 
   let hasFolder = 1;
 }
 
-def Amp_ConcatOp : Amp_PureOp<"Concat", "concat", "inferConcat(ctx, adaptor.getAxis(), inferred)"> {
+def Amp_ConcatOp : Amp_PureOp<"Concat", "concat",
+    "inferConcat(ctx, adaptor.getAxis(), inferred)"> {
   let summary = "ONNX Concat";
   let arguments = (ins Variadic<Amp_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs Amp_Tensor:$concat_result);
   let hasFolder = 1;
 }
 
-def Amp_SplitOp : Amp_PureOp<"Split", "split", "inferSplit(ctx, adaptor.getAxis(), adaptor.getNumOutputs(), inferred)"> {
+def Amp_SplitOp : Amp_PureOp<"Split", "split",
+    "inferSplit(ctx, adaptor.getAxis(), adaptor.getNumOutputs(), inferred)"> {
   let summary = "ONNX Split (by `split` sizes or into `num_outputs` parts)";
   let arguments = (ins Amp_Tensor:$input,
                        AnyTypeOf<[Amp_I64Tensor, NoneType]>:$split,
@@ -559,7 +576,8 @@ def Amp_SliceOp : Amp_PureOp<"Slice", "slice", "inferSlice"> {
   let hasFolder = 1;
 }
 
-def Amp_GatherOp : Amp_PureOp<"Gather", "gather", "inferGather(ctx, adaptor.getAxis(), inferred)"> {
+def Amp_GatherOp : Amp_PureOp<"Gather", "gather",
+    "inferGather(ctx, adaptor.getAxis(), inferred)"> {
   let summary = "ONNX Gather";
   let arguments = (ins Amp_Tensor:$data, Amp_IndexTensor:$indices,
                        DefaultValuedAttr<I64Attr, "0">:$axis);
@@ -568,14 +586,15 @@ def Amp_GatherOp : Amp_PureOp<"Gather", "gather", "inferGather(ctx, adaptor.getA
 }
 
 def Amp_GatherElementsOp : Amp_PureOp<"GatherElements", "gather_elements",
-                                      "inferGatherElements(ctx, adaptor.getAxis(), inferred)"> {
+    "inferGatherElements(ctx, adaptor.getAxis(), inferred)"> {
   let summary = "ONNX GatherElements";
   let arguments = (ins Amp_Tensor:$data, Amp_IndexTensor:$indices,
                        DefaultValuedAttr<I64Attr, "0">:$axis);
   let results = (outs Amp_Tensor:$output);
 }
 
-def Amp_GatherNDOp : Amp_PureOp<"GatherND", "gather_nd", "inferGatherND(ctx, adaptor.getBatchDims(), inferred)"> {
+def Amp_GatherNDOp : Amp_PureOp<"GatherND", "gather_nd",
+    "inferGatherND(ctx, adaptor.getBatchDims(), inferred)"> {
   let summary = "ONNX GatherND";
   let arguments = (ins Amp_Tensor:$data, Amp_I64Tensor:$indices,
                        DefaultValuedAttr<I64Attr, "0">:$batch_dims);
@@ -623,7 +642,7 @@ def Amp_PadOp : Amp_PureOp<"Pad", "pad", "inferPad"> {
 }
 
 def Amp_DepthToSpaceOp : Amp_PureOp<"DepthToSpace", "depth_to_space",
-                                    "inferDepthToSpace(ctx, adaptor.getBlocksize(), inferred)"> {
+    "inferDepthToSpace(ctx, adaptor.getBlocksize(), inferred)"> {
   let summary = "ONNX DepthToSpace";
   let arguments = (ins Amp_Tensor:$input, I64Attr:$blocksize,
                        DefaultValuedStrAttr<StrAttr, "DCR">:$mode);
@@ -631,13 +650,14 @@ def Amp_DepthToSpaceOp : Amp_PureOp<"DepthToSpace", "depth_to_space",
 }
 
 def Amp_SpaceToDepthOp : Amp_PureOp<"SpaceToDepth", "space_to_depth",
-                                    "inferSpaceToDepth(ctx, adaptor.getBlocksize(), inferred)"> {
+    "inferSpaceToDepth(ctx, adaptor.getBlocksize(), inferred)"> {
   let summary = "ONNX SpaceToDepth";
   let arguments = (ins Amp_Tensor:$input, I64Attr:$blocksize);
   let results = (outs Amp_Tensor:$output);
 }
 
-def Amp_ResizeOp : Amp_PureOp<"Resize", "resize", "inferResize(ctx, adaptor, inferred)"> {
+def Amp_ResizeOp : Amp_PureOp<"Resize", "resize",
+    "inferResize(ctx, adaptor, inferred)"> {
   let fixedTypeOperands = [1, 2];
   let summary = "ONNX Resize";
   let arguments = (ins Amp_Tensor:$X, Amp_OptTensor:$roi,
@@ -659,7 +679,7 @@ def Amp_ResizeOp : Amp_PureOp<"Resize", "resize", "inferResize(ctx, adaptor, inf
 }
 
 def Amp_ConstantOfShapeOp : Amp_PureOp<"ConstantOfShape", "constant_of_shape",
-                                       "inferConstantOfShape(ctx, adaptor.getValueAttr(), inferred)"> {
+    "inferConstantOfShape(ctx, adaptor.getValueAttr(), inferred)"> {
   let fixedTypeResults = [0];
   let summary = "ONNX ConstantOfShape";
   let arguments = (ins Amp_I64Tensor:$input, OptionalAttr<ElementsAttr>:$value);
@@ -677,7 +697,8 @@ def Amp_RangeOp : Amp_PureOp<"Range", "range", "inferRange"> {
   let hasFolder = 1;
 }
 
-def Amp_EyeLikeOp : Amp_PureOp<"EyeLike", "eye_like", "inferEyeLike(ctx, adaptor.getDtype(), inferred)"> {
+def Amp_EyeLikeOp : Amp_PureOp<"EyeLike", "eye_like",
+    "inferEyeLike(ctx, adaptor.getDtype(), inferred)"> {
   let fixedTypeOperands = [0];
   let fixedTypeResults = [0];
   let summary = "ONNX EyeLike";
@@ -686,7 +707,8 @@ def Amp_EyeLikeOp : Amp_PureOp<"EyeLike", "eye_like", "inferEyeLike(ctx, adaptor
   let results = (outs Amp_Tensor:$output);
 }
 
-def Amp_OneHotOp : Amp_PureOp<"OneHot", "one_hot", "inferOneHot(ctx, adaptor.getAxis(), inferred)"> {
+def Amp_OneHotOp : Amp_PureOp<"OneHot", "one_hot",
+    "inferOneHot(ctx, adaptor.getAxis(), inferred)"> {
   let fixedTypeOperands = [0, 1];
   let summary = "ONNX OneHot";
   let arguments = (ins Amp_Tensor:$indices, Amp_Tensor:$depth,
@@ -695,7 +717,8 @@ def Amp_OneHotOp : Amp_PureOp<"OneHot", "one_hot", "inferOneHot(ctx, adaptor.get
   let results = (outs Amp_Tensor:$output);
 }
 
-def Amp_TopKOp : Amp_PureOp<"TopK", "top_k", "inferTopK(ctx, adaptor.getAxis(), inferred)"> {
+def Amp_TopKOp : Amp_PureOp<"TopK", "top_k",
+    "inferTopK(ctx, adaptor.getAxis(), inferred)"> {
   let summary = "ONNX TopK (values and i64 indices)";
   let arguments = (ins Amp_Tensor:$X, Amp_I64Tensor:$K,
                        DefaultValuedAttr<I64Attr, "-1">:$axis,
@@ -711,7 +734,8 @@ def Amp_NonZeroOp : Amp_PureOp<"NonZero", "non_zero", "inferNonZero"> {
   let results = (outs Amp_I64Tensor:$Y);
 }
 
-def Amp_CompressOp : Amp_PureOp<"Compress", "compress", "inferCompress(ctx, adaptor.getAxis(), inferred)"> {
+def Amp_CompressOp : Amp_PureOp<"Compress", "compress",
+    "inferCompress(ctx, adaptor.getAxis(), inferred)"> {
   let summary = "ONNX Compress (data-dependent result size)";
   let arguments = (ins Amp_Tensor:$input, Amp_BoolTensor:$condition,
                        OptionalAttr<I64Attr>:$axis);
@@ -754,7 +778,8 @@ def Amp_DetOp : Amp_PureOp<"Det", "det", "inferDet"> {
 }
 
 def Amp_NegativeLogLikelihoodLossOp : Amp_PureOp<"NegativeLogLikelihoodLoss",
-    "negative_log_likelihood_loss", "inferLoss(ctx, adaptor.getReduction(), inferred)"> {
+    "negative_log_likelihood_loss",
+    "inferLoss(ctx, adaptor.getReduction(), inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX NegativeLogLikelihoodLoss";
   let arguments = (ins Amp_FloatTensor:$input, Amp_IndexTensor:$target,
@@ -765,7 +790,8 @@ def Amp_NegativeLogLikelihoodLossOp : Amp_PureOp<"NegativeLogLikelihoodLoss",
 }
 
 def Amp_SoftmaxCrossEntropyLossOp : Amp_PureOp<"SoftmaxCrossEntropyLoss",
-    "softmax_cross_entropy_loss", "inferSoftmaxCrossEntropyLoss(ctx, adaptor.getReduction(), inferred)"> {
+    "softmax_cross_entropy_loss",
+    "inferSoftmaxCrossEntropyLoss(ctx, adaptor.getReduction(), inferred)"> {
   let canAccumulateInF32 = 1;
   let summary = "ONNX SoftmaxCrossEntropyLoss (loss and log-probabilities)";
   let arguments = (ins Amp_FloatTensor:$scores, Amp_IndexTensor:$labels,
@@ -775,7 +801,9 @@ def Amp_SoftmaxCrossEntropyLossOp : Amp_PureOp<"SoftmaxCrossEntropyLoss",
   let results = (outs Amp_FloatTensor:$output, Amp_FloatTensor:$log_prob);
 }
 
-def Amp_AttentionOp : Amp_PureOp<"Attention", "attention", "inferAttention(ctx, adaptor.getQNumHeads(), adaptor.getKvNumHeads(), inferred)"> {
+def Amp_AttentionOp : Amp_PureOp<"Attention", "attention",
+    "inferAttention(ctx, adaptor.getQNumHeads(), adaptor.getKvNumHeads(), "
+    "inferred)"> {
   let fixedTypeOperands = [3];
   let canAccumulateInF32 = 1;
   let summary = "ONNX Attention (scaled dot-product, grouped heads, KV cache)";
@@ -802,7 +830,7 @@ def Amp_AttentionOp : Amp_PureOp<"Attention", "attention", "inferAttention(ctx, 
 //===----------------------------------------------------------------------===//
 
 def Amp_QuantizeLinearOp : Amp_PureOp<"QuantizeLinear", "quantize_linear",
-                                      "inferQuantizeLinear(ctx, adaptor.getOutputDtype(), inferred)"> {
+    "inferQuantizeLinear(ctx, adaptor.getOutputDtype(), inferred)"> {
   let fixedTypeOperands = [0, 1];
   let fixedTypeResults = [0];
   let summary = "ONNX QuantizeLinear";
@@ -816,7 +844,8 @@ def Amp_QuantizeLinearOp : Amp_PureOp<"QuantizeLinear", "quantize_linear",
 }
 
 def Amp_DequantizeLinearOp : Amp_PureOp<"DequantizeLinear",
-    "dequantize_linear", "inferDequantizeLinear(ctx, adaptor.getOutputDtype(), inferred)"> {
+    "dequantize_linear",
+    "inferDequantizeLinear(ctx, adaptor.getOutputDtype(), inferred)"> {
   let fixedTypeOperands = [1];
   let fixedTypeResults = [0];
   let summary = "ONNX DequantizeLinear";
@@ -863,16 +892,22 @@ class Amp_RecurrentOp<string onnxName, string mnemonic, string shapeFn,
   let results = outputs;
 }
 
-def Amp_RNNOp : Amp_RecurrentOp<"RNN", "rnn", "inferRecurrent(ctx, adaptor.getDirection(), adaptor.getHiddenSize(), adaptor.getLayout(), inferred)", (ins), (ins),
+def Amp_RNNOp : Amp_RecurrentOp<"RNN", "rnn",
+    "inferRecurrent(ctx, adaptor.getDirection(), adaptor.getHiddenSize(), "
+    "adaptor.getLayout(), inferred)", (ins), (ins),
     (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h)> {
   let canAccumulateInF32 = 1;
 }
-def Amp_GRUOp : Amp_RecurrentOp<"GRU", "gru", "inferRecurrent(ctx, adaptor.getDirection(), adaptor.getHiddenSize(), adaptor.getLayout(), inferred)", (ins),
+def Amp_GRUOp : Amp_RecurrentOp<"GRU", "gru",
+    "inferRecurrent(ctx, adaptor.getDirection(), adaptor.getHiddenSize(), "
+    "adaptor.getLayout(), inferred)", (ins),
     (ins DefaultValuedAttr<I64Attr, "0">:$linear_before_reset),
     (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h)> {
   let canAccumulateInF32 = 1;
 }
-def Amp_LSTMOp : Amp_RecurrentOp<"LSTM", "lstm", "inferLSTM(ctx, adaptor.getDirection(), adaptor.getHiddenSize(), adaptor.getLayout(), inferred)",
+def Amp_LSTMOp : Amp_RecurrentOp<"LSTM", "lstm",
+    "inferLSTM(ctx, adaptor.getDirection(), adaptor.getHiddenSize(), "
+    "adaptor.getLayout(), inferred)",
     (ins Amp_OptTensor:$initial_c, Amp_OptTensor:$P),
     (ins DefaultValuedAttr<I64Attr, "0">:$input_forget),
     (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h, Amp_FloatTensor:$Y_c)> {
@@ -884,7 +919,8 @@ def Amp_LSTMOp : Amp_RecurrentOp<"LSTM", "lstm", "inferLSTM(ctx, adaptor.getDire
 //===----------------------------------------------------------------------===//
 
 class Amp_RandomLikeOp<string onnxName, string mnemonic, dag attrs>
-    : Amp_Op<onnxName, mnemonic, "inferRandomLike(ctx, adaptor.getDtype(), inferred)"> {
+    : Amp_Op<onnxName, mnemonic,
+    "inferRandomLike(ctx, adaptor.getDtype(), inferred)"> {
   let summary = "ONNX " # onnxName;
   // The input only gives the shape (and the type when dtype is absent).
   let fixedTypeOperands = [0];
@@ -903,7 +939,8 @@ def Amp_RandomNormalLikeOp : Amp_RandomLikeOp<"RandomNormalLike",
          DefaultValuedAttr<F32Attr, "1.0">:$scale)>;
 def Amp_BernoulliOp : Amp_RandomLikeOp<"Bernoulli", "bernoulli", (ins)>;
 
-def Amp_MaxUnpoolOp : Amp_PureOp<"MaxUnpool", "max_unpool", "inferMaxUnpool(ctx, adaptor, inferred)"> {
+def Amp_MaxUnpoolOp : Amp_PureOp<"MaxUnpool", "max_unpool",
+    "inferMaxUnpool(ctx, adaptor, inferred)"> {
   let summary = "ONNX MaxUnpool";
   let arguments = (ins Amp_FloatTensor:$X, Amp_I64Tensor:$I,
                        AnyTypeOf<[Amp_I64Tensor, NoneType]>:$output_shape,
@@ -952,7 +989,9 @@ def Amp_LoopOp : Amp_Op<"Loop", "loop", "inferFromRegions",
   let hasVerifier = 1;
 }
 
-def Amp_ScanOp : Amp_Op<"Scan", "scan", "inferScan(ctx, adaptor.getNumScanInputs(), adaptor.getScanOutputAxes(), inferred)",
+def Amp_ScanOp : Amp_Op<"Scan", "scan",
+    "inferScan(ctx, adaptor.getNumScanInputs(), adaptor.getScanOutputAxes(), "
+    "inferred)",
     [RecursiveMemoryEffects]> {
   let summary = "ONNX Scan";
   let arguments = (ins Variadic<Amp_Tensor>:$initial_state_and_scan_inputs,

@@ -151,8 +151,7 @@ LogicalResult inferConvTranspose(InferenceContext &ctx,
 LogicalResult inferPool(InferenceContext &ctx,
                         const semantics::WindowAttrs &attrs, Types &results);
 LogicalResult inferMaxPool(InferenceContext &ctx,
-                           const semantics::WindowAttrs &attrs,
-                           Types &results);
+                           const semantics::WindowAttrs &attrs, Types &results);
 LogicalResult inferGlobalPool(InferenceContext &ctx, Types &results);
 LogicalResult inferMaxUnpool(InferenceContext &ctx, MaxUnpoolOpAdaptor adaptor,
                              Types &results);
@@ -167,8 +166,7 @@ LogicalResult inferShapeOp(InferenceContext &ctx, std::optional<int64_t> start,
 LogicalResult inferSize(InferenceContext &ctx, Types &results);
 LogicalResult inferReshape(InferenceContext &ctx, bool allowZero,
                            Types &results);
-LogicalResult inferFlatten(InferenceContext &ctx, int64_t axis,
-                           Types &results);
+LogicalResult inferFlatten(InferenceContext &ctx, int64_t axis, Types &results);
 LogicalResult inferSqueeze(InferenceContext &ctx, Types &results);
 LogicalResult inferUnsqueeze(InferenceContext &ctx, Types &results);
 LogicalResult inferTranspose(InferenceContext &ctx,
@@ -216,13 +214,11 @@ LogicalResult inferScan(InferenceContext &ctx, int64_t numScanInputs,
 LogicalResult inferLoss(InferenceContext &ctx, StringRef reduction,
                         Types &results);
 LogicalResult inferSoftmaxCrossEntropyLoss(InferenceContext &ctx,
-                                           StringRef reduction,
-                                           Types &results);
+                                           StringRef reduction, Types &results);
 // Attention.cpp
 LogicalResult inferAttention(InferenceContext &ctx,
                              std::optional<int64_t> qNumHeads,
-                             std::optional<int64_t> kvNumHeads,
-                             Types &results);
+                             std::optional<int64_t> kvNumHeads, Types &results);
 // Quantization.cpp
 LogicalResult inferQuantizeLinear(InferenceContext &ctx,
                                   std::optional<Type> outputDtype,
@@ -230,8 +226,7 @@ LogicalResult inferQuantizeLinear(InferenceContext &ctx,
 LogicalResult inferDequantizeLinear(InferenceContext &ctx,
                                     std::optional<Type> outputDtype,
                                     Types &results);
-LogicalResult inferDynamicQuantizeLinear(InferenceContext &ctx,
-                                         Types &results);
+LogicalResult inferDynamicQuantizeLinear(InferenceContext &ctx, Types &results);
 // Recurrent.cpp
 LogicalResult inferRecurrent(InferenceContext &ctx, StringRef direction,
                              std::optional<int64_t> hiddenSize, int64_t layout,

@@ -44,7 +44,7 @@ toVector(std::optional<ArrayRef<int64_t>> values) {
 /// a * b, dynamic if either is.
 inline int64_t mulDims(int64_t a, int64_t b) {
   return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) ? kDynamic
-                                                               : a * b;
+                                                              : a * b;
 }
 
 /// ceil(a / b) for b > 0 (any sign of a).

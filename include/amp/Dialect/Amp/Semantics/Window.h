@@ -74,9 +74,7 @@ struct Window {
 
   size_t getNumSpatial() const { return kernel.size(); }
   /// (kernel - 1) * dilation + 1.
-  int64_t getSpan(size_t i) const {
-    return (kernel[i] - 1) * dilations[i] + 1;
-  }
+  int64_t getSpan(size_t i) const { return (kernel[i] - 1) * dilations[i] + 1; }
   /// Padding after dimension `i` that makes every output window read inside
   /// the padded input: padEnd plus what ceil mode's last window needs
   /// (static sizes only).

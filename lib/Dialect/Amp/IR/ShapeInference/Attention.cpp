@@ -1,4 +1,4 @@
-//===- Attention.cpp - shape rules: Attention --------------------------------===//
+//===- Attention.cpp - shape rules: Attention -----------------------------===//
 
 #include "ShapeInferenceUtils.h"
 
@@ -59,9 +59,8 @@ LogicalResult shape::inferAttention(InferenceContext &ctx,
         {batch, querySeq, mulDims(qHeads, valueHeadSize)}, elementType));
   results.push_back(
       tensorOf({batch, kvHeads, totalSeq, headSize}, k->getElementType()));
-  results.push_back(tensorOf({batch, kvHeads, totalSeq, valueHeadSize},
-                             v->getElementType()));
   results.push_back(
-      tensorOf({batch, qHeads, querySeq, totalSeq}, elementType));
+      tensorOf({batch, kvHeads, totalSeq, valueHeadSize}, v->getElementType()));
+  results.push_back(tensorOf({batch, qHeads, querySeq, totalSeq}, elementType));
   return success();
 }

@@ -1,4 +1,4 @@
-//===- Context.cpp - the inference context and constant operands ---------===//
+//===- Context.cpp - the inference context and constant operands ----------===//
 //
 // The shape functions of the amp ops follow the ONNX operator definitions,
 // one file per op family in this folder. Unknown sizes become dynamic
@@ -11,9 +11,9 @@
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Operation.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -142,8 +142,8 @@ std::string mlir::amp::shape::typeToString(Type type) {
   return text;
 }
 
-FailureOr<RankedTensorType> mlir::amp::shape::requireTensor(InferenceContext &ctx,
-                                                             unsigned i) {
+FailureOr<RankedTensorType>
+mlir::amp::shape::requireTensor(InferenceContext &ctx, unsigned i) {
   if (RankedTensorType type = ctx.getTensorType(i))
     return type;
   (void)ctx.emitError("operand #" + llvm::Twine(i) +

@@ -1,4 +1,4 @@
-//===- ControlFlow.cpp - shape rules of the controlflow ops ------------------===//
+//===- ControlFlow.cpp - shape rules of the controlflow ops ---------------===//
 
 #include "ShapeInferenceUtils.h"
 

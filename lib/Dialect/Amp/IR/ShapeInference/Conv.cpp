@@ -1,4 +1,4 @@
-//===- Conv.cpp - shape rules: Conv and ConvTranspose ------------------------===//
+//===- Conv.cpp - shape rules: Conv and ConvTranspose ---------------------===//
 
 #include "ShapeInferenceUtils.h"
 
@@ -6,59 +6,77 @@ using namespace mlir;
 using namespace mlir::amp;
 using namespace mlir::amp::shape;
 
-LogicalResult shape::inferConv(InferenceContext &ctx,
-                               const semantics::WindowAttrs &attrs,
-                               Types &results) {
+namespace {
+/// X and W of a convolution: tensors of one rank >= 3 and (with B) one
+/// element type; and the kernel size (kernel_shape, else W's trailing
+/// dimensions).
+struct ConvOperands {
+  RankedTensorType x, w;
+  SmallVector<int64_t> kernel;
+};
+} // namespace
+
+static FailureOr<ConvOperands>
+getConvOperands(InferenceContext &ctx, StringRef opName,
+                const semantics::WindowAttrs &attrs) {
   auto x = requireTensor(ctx, 0);
   auto w = requireTensor(ctx, 1);
   if (failed(x) || failed(w) || failed(requireSameElementTypes(ctx, 0, 3)))
     return failure();
   if (x->getRank() < 3 || w->getRank() != x->getRank())
-    return ctx.emitError("Conv expects X of rank >= 3 and W of the same rank");
+    return (void)ctx.emitError(opName + " expects X of rank >= 3 and W of the "
+                                        "same rank"),
+           failure();
+  SmallVector<int64_t> kernel = attrs.kernelShape.value_or(
+      SmallVector<int64_t>(w->getShape().drop_front(2)));
+  return ConvOperands{*x, *w, std::move(kernel)};
+}
+
+LogicalResult shape::inferConv(InferenceContext &ctx,
+                               const semantics::WindowAttrs &attrs,
+                               Types &results) {
+  auto operands = getConvOperands(ctx, "Conv", attrs);
+  if (failed(operands))
+    return failure();
+  RankedTensorType x = operands->x, w = operands->w;
   int64_t group = attrs.group;
   if (group <= 0)
     return ctx.emitError("group must be positive");
-  int64_t channels = x->getDimSize(1), filterChannels = w->getDimSize(1);
+  int64_t channels = x.getDimSize(1), filterChannels = w.getDimSize(1);
   if (!ShapedType::isDynamic(channels) &&
       !ShapedType::isDynamic(filterChannels) &&
       channels != filterChannels * group)
-    return ctx.emitError("input has " + llvm::Twine(channels) +
-                         " channels but W expects " +
-                         llvm::Twine(filterChannels) + " x group " +
-                         llvm::Twine(group));
-  SmallVector<int64_t> kernel =
-      attrs.kernelShape.value_or(SmallVector<int64_t>(w->getShape().drop_front(2)));
+    return ctx.emitError(
+        "input has " + llvm::Twine(channels) + " channels but W expects " +
+        llvm::Twine(filterChannels) + " x group " + llvm::Twine(group));
+  ArrayRef<int64_t> kernel = operands->kernel;
   if (llvm::any_of(kernel, ShapedType::isDynamic))
     return ctx.emitError("Conv needs a static kernel shape");
-  auto window = semantics::resolveWindow(attrs, x->getShape().drop_front(2),
+  auto window = semantics::resolveWindow(attrs, x.getShape().drop_front(2),
                                          kernel, ctx.getErrorFn());
   if (failed(window))
     return failure();
-  SmallVector<int64_t> shape = {x->getDimSize(0), w->getDimSize(0)};
+  SmallVector<int64_t> shape = {x.getDimSize(0), w.getDimSize(0)};
   shape.append(window->outputSizes.begin(), window->outputSizes.end());
-  results.push_back(tensorOf(shape, x->getElementType()));
+  results.push_back(tensorOf(shape, x.getElementType()));
   return success();
 }
 
 LogicalResult shape::inferConvTranspose(InferenceContext &ctx,
                                         const semantics::WindowAttrs &attrs,
                                         Types &results) {
-  auto x = requireTensor(ctx, 0);
-  auto w = requireTensor(ctx, 1);
-  if (failed(x) || failed(w) || failed(requireSameElementTypes(ctx, 0, 3)))
+  auto operands = getConvOperands(ctx, "ConvTranspose", attrs);
+  if (failed(operands))
     return failure();
-  if (x->getRank() < 3 || w->getRank() != x->getRank())
-    return ctx.emitError(
-        "ConvTranspose expects X of rank >= 3 and W of the same rank");
-  SmallVector<int64_t> kernel =
-      attrs.kernelShape.value_or(SmallVector<int64_t>(w->getShape().drop_front(2)));
+  RankedTensorType x = operands->x, w = operands->w;
+  ArrayRef<int64_t> kernel = operands->kernel;
   auto window = semantics::resolveTransposedWindow(
-      attrs, x->getShape().drop_front(2), kernel, ctx.getErrorFn());
+      attrs, x.getShape().drop_front(2), kernel, ctx.getErrorFn());
   if (failed(window))
     return failure();
-  SmallVector<int64_t> shape = {x->getDimSize(0),
-                                mulDims(w->getDimSize(1), attrs.group)};
+  SmallVector<int64_t> shape = {x.getDimSize(0),
+                                mulDims(w.getDimSize(1), attrs.group)};
   shape.append(window->outputSizes.begin(), window->outputSizes.end());
-  results.push_back(tensorOf(shape, x->getElementType()));
+  results.push_back(tensorOf(shape, x.getElementType()));
   return success();
 }

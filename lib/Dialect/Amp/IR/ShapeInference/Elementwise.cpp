@@ -1,4 +1,4 @@
-//===- Elementwise.cpp - shape rules of the elementwise ops ------------------===//
+//===- Elementwise.cpp - shape rules of the elementwise ops ---------------===//
 
 #include "ShapeInferenceUtils.h"
 
@@ -6,8 +6,8 @@ using namespace mlir;
 using namespace mlir::amp;
 using namespace mlir::amp::shape;
 
-LogicalResult shape::inferConstant(InferenceContext &ctx, ElementsAttr valueAttr,
-                               Types &results) {
+LogicalResult shape::inferConstant(InferenceContext &ctx,
+                                   ElementsAttr valueAttr, Types &results) {
   auto value = dyn_cast_or_null<TypedAttr>(valueAttr);
   auto type = value ? dyn_cast<RankedTensorType>(value.getType()) : nullptr;
   if (!type)
@@ -24,8 +24,7 @@ LogicalResult shape::inferSameAsFirst(InferenceContext &ctx, Types &results) {
   return success();
 }
 
-LogicalResult shape::inferBoolLikeFirst(InferenceContext &ctx,
-                                        Types &results) {
+LogicalResult shape::inferBoolLikeFirst(InferenceContext &ctx, Types &results) {
   auto type = requireTensor(ctx, 0);
   if (failed(type))
     return failure();
@@ -63,8 +62,7 @@ LogicalResult shape::inferBroadcastMixed(InferenceContext &ctx,
   return success();
 }
 
-LogicalResult shape::inferBroadcastBool(InferenceContext &ctx,
-                                        Types &results) {
+LogicalResult shape::inferBroadcastBool(InferenceContext &ctx, Types &results) {
   SmallVector<int64_t> shape;
   if (failed(requireTensor(ctx, 0)) ||
       failed(requireSameElementTypes(ctx, 0, ctx.getNumOperands())) ||
@@ -84,8 +82,7 @@ LogicalResult shape::inferWhere(InferenceContext &ctx, Types &results) {
   return success();
 }
 
-LogicalResult shape::inferCast(InferenceContext &ctx, Type to,
-                               Types &results) {
+LogicalResult shape::inferCast(InferenceContext &ctx, Type to, Types &results) {
   auto x = requireTensor(ctx, 0);
   if (failed(x))
     return failure();
@@ -104,8 +101,9 @@ LogicalResult shape::inferCastLike(InferenceContext &ctx, Types &results) {
   return success();
 }
 
-LogicalResult shape::inferRandomLike(InferenceContext &ctx, std::optional<Type> dtype,
-                               Types &results) {
+LogicalResult shape::inferRandomLike(InferenceContext &ctx,
+                                     std::optional<Type> dtype,
+                                     Types &results) {
   auto x = requireTensor(ctx, 0);
   if (failed(x))
     return failure();

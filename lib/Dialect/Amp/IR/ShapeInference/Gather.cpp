@@ -1,4 +1,4 @@
-//===- Gather.cpp - shape rules of the gather ops ----------------------------===//
+//===- Gather.cpp - shape rules of the gather ops -------------------------===//
 
 #include "ShapeInferenceUtils.h"
 
@@ -7,7 +7,7 @@ using namespace mlir::amp;
 using namespace mlir::amp::shape;
 
 LogicalResult shape::inferGather(InferenceContext &ctx, int64_t axisAttr,
-                               Types &results) {
+                                 Types &results) {
   auto x = requireTensor(ctx, 0);
   auto indices = requireTensor(ctx, 1);
   if (failed(x) || failed(indices))
@@ -25,8 +25,7 @@ LogicalResult shape::inferGather(InferenceContext &ctx, int64_t axisAttr,
 }
 
 LogicalResult shape::inferGatherElements(InferenceContext &ctx,
-                                         int64_t axisAttr,
-                                         Types &results) {
+                                         int64_t axisAttr, Types &results) {
   auto x = requireTensor(ctx, 0);
   auto indices = requireTensor(ctx, 1);
   if (failed(x) || failed(indices))
@@ -41,7 +40,7 @@ LogicalResult shape::inferGatherElements(InferenceContext &ctx,
 }
 
 LogicalResult shape::inferGatherND(InferenceContext &ctx, int64_t batchDims,
-                               Types &results) {
+                                   Types &results) {
   auto x = requireTensor(ctx, 0);
   auto indices = requireTensor(ctx, 1);
   if (failed(x) || failed(indices))
@@ -58,8 +57,9 @@ LogicalResult shape::inferGatherND(InferenceContext &ctx, int64_t batchDims,
   return success();
 }
 
-LogicalResult shape::inferCompress(InferenceContext &ctx, std::optional<int64_t> axisAttr,
-                               Types &results) {
+LogicalResult shape::inferCompress(InferenceContext &ctx,
+                                   std::optional<int64_t> axisAttr,
+                                   Types &results) {
   auto x = requireTensor(ctx, 0);
   if (failed(x))
     return failure();

@@ -1,4 +1,4 @@
-//===- Generators.cpp - shape rules of the generators ops --------------------===//
+//===- Generators.cpp - shape rules of the generators ops -----------------===//
 
 #include "ShapeInferenceUtils.h"
 
@@ -48,15 +48,15 @@ LogicalResult shape::inferRange(InferenceContext &ctx, Types &results) {
     if ((*d)[0] == 0)
       return ctx.emitError("Range delta must not be 0");
     count = std::max<int64_t>(
-        0, static_cast<int64_t>(std::ceil(
-               static_cast<double>((*l)[0] - (*s)[0]) / (*d)[0])));
+        0, static_cast<int64_t>(
+               std::ceil(static_cast<double>((*l)[0] - (*s)[0]) / (*d)[0])));
   }
   results.push_back(tensorOf({count}, start->getElementType()));
   return success();
 }
 
-LogicalResult shape::inferEyeLike(InferenceContext &ctx, std::optional<Type> dtype,
-                               Types &results) {
+LogicalResult shape::inferEyeLike(InferenceContext &ctx,
+                                  std::optional<Type> dtype, Types &results) {
   auto x = requireTensor(ctx, 0);
   if (failed(x))
     return failure();
@@ -68,7 +68,7 @@ LogicalResult shape::inferEyeLike(InferenceContext &ctx, std::optional<Type> dty
 }
 
 LogicalResult shape::inferOneHot(InferenceContext &ctx, int64_t axisAttr,
-                               Types &results) {
+                                 Types &results) {
   auto indices = requireTensor(ctx, 0);
   auto values = requireTensor(ctx, 2);
   if (failed(indices) || failed(values) || failed(requireTensor(ctx, 1)))

@@ -1,4 +1,4 @@
-//===- LinearAlgebra.cpp - shape rules: MatMul, Gemm, Einsum and Det ---------===//
+//===- LinearAlgebra.cpp - shape rules: MatMul, Gemm, Einsum and Det ------===//
 
 #include "ShapeInferenceUtils.h"
 
@@ -123,8 +123,7 @@ LogicalResult shape::inferEinsum(InferenceContext &ctx, StringRef equationAttr,
     }
     auto it = letterSize.find(output[pos]);
     if (it == letterSize.end())
-      return ctx.emitError("einsum output index '" +
-                           llvm::Twine(output[pos]) +
+      return ctx.emitError("einsum output index '" + llvm::Twine(output[pos]) +
                            "' does not appear in the inputs");
     shape.push_back(it->second);
   }

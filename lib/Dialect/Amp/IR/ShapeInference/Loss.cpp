@@ -1,4 +1,4 @@
-//===- Loss.cpp - shape rules of the loss ops --------------------------------===//
+//===- Loss.cpp - shape rules of the loss ops -----------------------------===//
 
 #include "ShapeInferenceUtils.h"
 
@@ -15,12 +15,13 @@ static FailureOr<RankedTensorType> lossType(InferenceContext &ctx,
     return failure();
   if (input->getRank() < 2 || target->getRank() != input->getRank() - 1)
     return (void)ctx.emitError("loss expects input (N, C, d1...) and target "
-                         "(N, d1...)"),
+                               "(N, d1...)"),
            failure();
   if (reduction == "none")
     return tensorOf(target->getShape(), input->getElementType());
   if (reduction != "mean" && reduction != "sum")
-    return (void)ctx.emitError("unknown reduction '" + reduction + "'"), failure();
+    return (void)ctx.emitError("unknown reduction '" + reduction + "'"),
+           failure();
   return tensorOf({}, input->getElementType());
 }
 

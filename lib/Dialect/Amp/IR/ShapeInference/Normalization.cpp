@@ -1,4 +1,4 @@
-//===- Normalization.cpp - shape rules of the normalization ops --------------===//
+//===- Normalization.cpp - shape rules of the normalization ops -----------===//
 
 #include "ShapeInferenceUtils.h"
 
@@ -7,7 +7,7 @@ using namespace mlir::amp;
 using namespace mlir::amp::shape;
 
 LogicalResult shape::inferBatchNorm(InferenceContext &ctx, bool trainingMode,
-                               Types &results) {
+                                    Types &results) {
   auto x = requireTensor(ctx, 0);
   if (failed(x))
     return failure();
@@ -28,8 +28,8 @@ LogicalResult shape::inferBatchNorm(InferenceContext &ctx, bool trainingMode,
   return success();
 }
 
-LogicalResult shape::inferLayerNorm(InferenceContext &ctx, int64_t axisAttr, int64_t stashType,
-                               Types &results) {
+LogicalResult shape::inferLayerNorm(InferenceContext &ctx, int64_t axisAttr,
+                                    int64_t stashType, Types &results) {
   auto x = requireTensor(ctx, 0);
   if (failed(x) || failed(requireTensor(ctx, 1)))
     return failure();
@@ -38,9 +38,8 @@ LogicalResult shape::inferLayerNorm(InferenceContext &ctx, int64_t axisAttr, int
     return failure();
   SmallVector<int64_t> statsShape(x->getShape());
   std::fill(statsShape.begin() + *axis, statsShape.end(), 1);
-  Type statsType = stashType == 1
-                       ? Float32Type::get(ctx.getContext())
-                       : x->getElementType();
+  Type statsType =
+      stashType == 1 ? Float32Type::get(ctx.getContext()) : x->getElementType();
   results.push_back(*x);
   results.push_back(tensorOf(statsShape, statsType));
   results.push_back(tensorOf(statsShape, statsType));

@@ -1,4 +1,4 @@
-//===- Pooling.cpp - shape rules of the pooling ops --------------------------===//
+//===- Pooling.cpp - shape rules of the pooling ops -----------------------===//
 
 #include "ShapeInferenceUtils.h"
 

@@ -1,4 +1,4 @@
-//===- Quantization.cpp - shape rules of the quantization ops ----------------===//
+//===- Quantization.cpp - shape rules of the quantization ops -------------===//
 
 #include "ShapeInferenceUtils.h"
 
@@ -27,8 +27,8 @@ LogicalResult shape::inferDequantizeLinear(InferenceContext &ctx,
   auto scale = requireTensor(ctx, 1);
   if (failed(x) || failed(scale))
     return failure();
-  results.push_back(tensorOf(
-      x->getShape(), outputDtype.value_or(scale->getElementType())));
+  results.push_back(
+      tensorOf(x->getShape(), outputDtype.value_or(scale->getElementType())));
   return success();
 }
 

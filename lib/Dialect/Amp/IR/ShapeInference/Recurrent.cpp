@@ -1,4 +1,4 @@
-//===- Recurrent.cpp - shape rules: RNN, GRU and LSTM ------------------------===//
+//===- Recurrent.cpp - shape rules: RNN, GRU and LSTM ---------------------===//
 
 #include "ShapeInferenceUtils.h"
 
@@ -9,8 +9,7 @@ using namespace mlir::amp::shape;
 /// Y and Y_h of RNN/GRU/LSTM.
 LogicalResult shape::inferRecurrent(InferenceContext &ctx, StringRef direction,
                                     std::optional<int64_t> hiddenSize,
-                                    int64_t layout,
-                               Types &results) {
+                                    int64_t layout, Types &results) {
   auto x = requireTensor(ctx, 0);
   auto r = requireTensor(ctx, 2);
   if (failed(x) || failed(requireTensor(ctx, 1)) || failed(r))

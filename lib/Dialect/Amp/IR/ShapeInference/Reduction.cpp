@@ -1,4 +1,4 @@
-//===- Reduction.cpp - shape rules: Reduce* and ArgMax/ArgMin ----------------===//
+//===- Reduction.cpp - shape rules: Reduce* and ArgMax/ArgMin -------------===//
 
 #include "ShapeInferenceUtils.h"
 
@@ -23,8 +23,8 @@ LogicalResult shape::inferReduce(InferenceContext &ctx,
       // dimensions are kept or the number of axes is static.
       RankedTensorType axesType = ctx.getTensorType(1);
       if (attrs.keepDims) {
-        results.push_back(tensorOf(SmallVector<int64_t>(rank, kDynamic),
-                                   elementType));
+        results.push_back(
+            tensorOf(SmallVector<int64_t>(rank, kDynamic), elementType));
         return success();
       }
       if (axesType.getRank() != 1 || axesType.isDynamicDim(0))

@@ -1,4 +1,4 @@
-//===- Resize.cpp - shape rules: Resize and GridSample -----------------------===//
+//===- Resize.cpp - shape rules: Resize and GridSample --------------------===//
 
 #include "ShapeInferenceUtils.h"
 
@@ -7,7 +7,7 @@ using namespace mlir::amp;
 using namespace mlir::amp::shape;
 
 LogicalResult shape::inferResize(InferenceContext &ctx, ResizeOpAdaptor adaptor,
-                               Types &results) {
+                                 Types &results) {
   auto x = requireTensor(ctx, 0);
   if (failed(x))
     return failure();

@@ -1,4 +1,4 @@
-//===- Shape.cpp - shape rules of the shape ops ------------------------------===//
+//===- Shape.cpp - shape rules of the shape ops ---------------------------===//
 
 #include "ShapeInferenceUtils.h"
 
@@ -6,9 +6,10 @@ using namespace mlir;
 using namespace mlir::amp;
 using namespace mlir::amp::shape;
 
-LogicalResult shape::inferShapeOp(InferenceContext &ctx, std::optional<int64_t> startAttr,
-                               std::optional<int64_t> endAttr,
-                               Types &results) {
+LogicalResult shape::inferShapeOp(InferenceContext &ctx,
+                                  std::optional<int64_t> startAttr,
+                                  std::optional<int64_t> endAttr,
+                                  Types &results) {
   auto x = requireTensor(ctx, 0);
   if (failed(x))
     return failure();
@@ -33,7 +34,7 @@ LogicalResult shape::inferSize(InferenceContext &ctx, Types &results) {
 }
 
 LogicalResult shape::inferReshape(InferenceContext &ctx, bool allowZero,
-                               Types &results) {
+                                  Types &results) {
   auto x = requireTensor(ctx, 0);
   auto shapeType = requireTensor(ctx, 1);
   if (failed(x) || failed(shapeType))
@@ -45,9 +46,9 @@ LogicalResult shape::inferReshape(InferenceContext &ctx, bool allowZero,
     if (shapeType->isDynamicDim(0))
       return ctx.emitError(
           "Reshape 'shape' must be constant or have a static length");
-    results.push_back(tensorOf(
-        SmallVector<int64_t>(shapeType->getDimSize(0), kDynamic),
-        x->getElementType()));
+    results.push_back(
+        tensorOf(SmallVector<int64_t>(shapeType->getDimSize(0), kDynamic),
+                 x->getElementType()));
     return success();
   }
   SmallVector<int64_t> shape;
@@ -96,7 +97,7 @@ LogicalResult shape::inferReshape(InferenceContext &ctx, bool allowZero,
 }
 
 LogicalResult shape::inferFlatten(InferenceContext &ctx, int64_t axis,
-                               Types &results) {
+                                  Types &results) {
   auto x = requireTensor(ctx, 0);
   if (failed(x))
     return failure();
@@ -108,8 +109,8 @@ LogicalResult shape::inferFlatten(InferenceContext &ctx, int64_t axis,
     axis += rank;
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < rank; ++i)
-    (i < axis ? outer : inner) = mulDims(i < axis ? outer : inner,
-                                         x->getDimSize(i));
+    (i < axis ? outer : inner) =
+        mulDims(i < axis ? outer : inner, x->getDimSize(i));
   results.push_back(tensorOf({outer, inner}, x->getElementType()));
   return success();
 }
@@ -175,8 +176,9 @@ LogicalResult shape::inferUnsqueeze(InferenceContext &ctx, Types &results) {
   return success();
 }
 
-LogicalResult shape::inferTranspose(InferenceContext &ctx, std::optional<ArrayRef<int64_t>> permAttr,
-                               Types &results) {
+LogicalResult shape::inferTranspose(InferenceContext &ctx,
+                                    std::optional<ArrayRef<int64_t>> permAttr,
+                                    Types &results) {
   auto x = requireTensor(ctx, 0);
   if (failed(x))
     return failure();
@@ -204,7 +206,7 @@ LogicalResult shape::inferTranspose(InferenceContext &ctx, std::optional<ArrayRe
 }
 
 LogicalResult shape::inferConcat(InferenceContext &ctx, int64_t axisAttr,
-                               Types &results) {
+                                 Types &results) {
   auto first = requireTensor(ctx, 0);
   if (failed(first) ||
       failed(requireSameElementTypes(ctx, 0, ctx.getNumOperands())))
@@ -221,9 +223,10 @@ LogicalResult shape::inferConcat(InferenceContext &ctx, int64_t axisAttr,
     for (int64_t d = 0; d < rank; ++d) {
       int64_t size = type.getDimSize(d);
       if (d == *axis) {
-        shape[d] = ShapedType::isDynamic(size) || ShapedType::isDynamic(shape[d])
-                       ? kDynamic
-                       : shape[d] + size;
+        shape[d] =
+            ShapedType::isDynamic(size) || ShapedType::isDynamic(shape[d])
+                ? kDynamic
+                : shape[d] + size;
       } else if (ShapedType::isDynamic(shape[d])) {
         shape[d] = size;
       } else if (!ShapedType::isDynamic(size) && size != shape[d]) {
@@ -237,13 +240,12 @@ LogicalResult shape::inferConcat(InferenceContext &ctx, int64_t axisAttr,
   return success();
 }
 
-LogicalResult shape::inferSplit(InferenceContext &ctx, int64_t axisAttr, int64_t numOutputsAttr,
-                               Types &results) {
+LogicalResult shape::inferSplit(InferenceContext &ctx, int64_t axisAttr,
+                                int64_t numOutputsAttr, Types &results) {
   auto x = requireTensor(ctx, 0);
   if (failed(x))
     return failure();
-  auto axis = ctx.normalizeAxis(axisAttr, x->getRank(),
-                                "Split axis");
+  auto axis = ctx.normalizeAxis(axisAttr, x->getRank(), "Split axis");
   if (failed(axis))
     return failure();
   std::optional<int64_t> numOutputs = numOutputsAttr;
@@ -276,8 +278,8 @@ LogicalResult shape::inferSplit(InferenceContext &ctx, int64_t axisAttr, int64_t
   } else {
     int64_t chunk = ceilDiv(dim, *numOutputs);
     for (int64_t i = 0; i < *numOutputs; ++i)
-      sizes.push_back(std::max<int64_t>(
-          0, std::min<int64_t>(chunk, dim - i * chunk)));
+      sizes.push_back(
+          std::max<int64_t>(0, std::min<int64_t>(chunk, dim - i * chunk)));
   }
   for (int64_t size : sizes) {
     SmallVector<int64_t> shape(x->getShape());
@@ -293,7 +295,8 @@ LogicalResult shape::inferSlice(InferenceContext &ctx, Types &results) {
     return failure();
   if (failed(requireTensor(ctx, 1)) || failed(requireTensor(ctx, 2)))
     return failure();
-  if (ctx.getTensorType(1).getRank() != 1 || ctx.getTensorType(2).getRank() != 1)
+  if (ctx.getTensorType(1).getRank() != 1 ||
+      ctx.getTensorType(2).getRank() != 1)
     return ctx.emitError("Slice starts and ends must be 1-d");
   int64_t rank = x->getRank();
   auto starts = ctx.getConstantInts(1);
@@ -413,7 +416,7 @@ LogicalResult shape::inferPad(InferenceContext &ctx, Types &results) {
 }
 
 LogicalResult shape::inferDepthToSpace(InferenceContext &ctx, int64_t b,
-                               Types &results) {
+                                       Types &results) {
   auto x = requireTensor(ctx, 0);
   if (failed(x))
     return failure();
@@ -423,16 +426,15 @@ LogicalResult shape::inferDepthToSpace(InferenceContext &ctx, int64_t b,
   int64_t c = x->getDimSize(1);
   if (!ShapedType::isDynamic(c) && c % (b * b) != 0)
     return ctx.emitError("DepthToSpace channels must divide blocksize^2");
-  results.push_back(tensorOf({x->getDimSize(0),
-                              ShapedType::isDynamic(c) ? kDynamic : c / (b * b),
-                              mulDims(x->getDimSize(2), b),
-                              mulDims(x->getDimSize(3), b)},
-                             x->getElementType()));
+  results.push_back(tensorOf(
+      {x->getDimSize(0), ShapedType::isDynamic(c) ? kDynamic : c / (b * b),
+       mulDims(x->getDimSize(2), b), mulDims(x->getDimSize(3), b)},
+      x->getElementType()));
   return success();
 }
 
 LogicalResult shape::inferSpaceToDepth(InferenceContext &ctx, int64_t b,
-                               Types &results) {
+                                       Types &results) {
   auto x = requireTensor(ctx, 0);
   if (failed(x))
     return failure();
@@ -442,10 +444,9 @@ LogicalResult shape::inferSpaceToDepth(InferenceContext &ctx, int64_t b,
   auto divide = [&](int64_t d) {
     return ShapedType::isDynamic(d) ? kDynamic : d / b;
   };
-  results.push_back(tensorOf({x->getDimSize(0),
-                              mulDims(x->getDimSize(1), b * b),
-                              divide(x->getDimSize(2)),
-                              divide(x->getDimSize(3))},
-                             x->getElementType()));
+  results.push_back(
+      tensorOf({x->getDimSize(0), mulDims(x->getDimSize(1), b * b),
+                divide(x->getDimSize(2)), divide(x->getDimSize(3))},
+               x->getElementType()));
   return success();
 }

@@ -1,4 +1,4 @@
-//===- TopK.cpp - shape rules: TopK ------------------------------------------===//
+//===- TopK.cpp - shape rules: TopK ---------------------------------------===//
 
 #include "ShapeInferenceUtils.h"
 
@@ -11,8 +11,7 @@ LogicalResult shape::inferTopK(InferenceContext &ctx, int64_t axisAttr,
   auto x = requireTensor(ctx, 0);
   if (failed(x))
     return failure();
-  auto axis = ctx.normalizeAxis(axisAttr, x->getRank(),
-                                "TopK axis");
+  auto axis = ctx.normalizeAxis(axisAttr, x->getRank(), "TopK axis");
   if (failed(axis))
     return failure();
   SmallVector<int64_t> shape(x->getShape());
