@@ -29,7 +29,7 @@ ODS = os.path.join(ROOT, "include", "amp", "Dialect", "Amp", "IR", "AmpOps.td")
 MIN_OPSET = 11  # kMinSupportedOpset
 
 # Changes of meaning that no attribute default shows, and how the writer
-# handles each (lib/Target/ONNX/ONNXExporter.cpp: downgradeForOpset). Kept
+# handles each (the rules of lib/Target/ONNX/ONNXVersionRules.cpp). Kept
 # here so that the generated page lists them next to the table.
 MEANING_CHANGES = [
     ("Softmax, LogSoftmax, Hardmax", "13",

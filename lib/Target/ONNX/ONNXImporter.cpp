@@ -4,8 +4,8 @@
 //   * nodes are visited in a stable topological order (exporters do not
 //     always sort them); cycles, undefined and duplicate names are errors;
 //   * each node becomes the amp op whose `getOnnxName()` is its op type,
-//     built generically from ONNX inputs/attributes after the opset upgrades
-//     in ONNXOpsetUpgrades.cpp; result types come from the op's inference;
+//     built generically from ONNX inputs/attributes after the version rules
+//     of ONNXVersionRules.cpp; result types come from the op's inference;
 //   * ops with constant inputs are folded on the spot, so exporter shape
 //     arithmetic disappears for static models;
 //   * If/Loop/Scan bodies become regions that may use outer values.

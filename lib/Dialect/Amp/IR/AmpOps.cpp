@@ -444,9 +444,10 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
   int64_t dim = data->type.getDimSize(0);
   SmallVector<int64_t> values;
   for (int64_t index : indices->values) {
-    if (index < -dim || index >= dim)
+    std::optional<int64_t> at = semantics::normalizeIndex(index, dim);
+    if (!at)
       return nullptr;
-    values.push_back(data->values[index < 0 ? index + dim : index]);
+    values.push_back(data->values[*at]);
   }
   return buildInts(resultType, values);
 }

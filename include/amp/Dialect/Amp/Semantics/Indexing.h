@@ -15,6 +15,13 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank, StringRef what,
                                  ErrorFn error);
 
+/// An index of the Gather family (Gather, GatherElements, GatherND,
+/// Scatter*) into a dimension of size `dim`: negative indices count from the
+/// end, valid in [-dim, dim). Returns the index in [0, dim) or std::nullopt.
+inline std::optional<int64_t> normalizeIndex(int64_t index, int64_t dim) {
+  return normalizeAxis(index, dim);
+}
+
 /// The numpy broadcast of two shapes (dynamic dimensions allowed);
 /// std::nullopt when they do not broadcast.
 std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
