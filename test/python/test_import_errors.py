@@ -218,6 +218,28 @@ def test_unknown_attribute(amp_opt, tmp_path):
     )
 
 
+def test_attribute_of_the_wrong_kind(amp_opt, tmp_path):
+    """An attribute of another kind than ODS declares (Conv group as a
+    float) is reported before type inference reads it."""
+    weight = helper.make_tensor("w", FLOAT, [4, 3, 3, 3], [0.1] * 108)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", group=1.5)]
+    graph = helper.make_graph(nodes, "bad", [tensor("x", (1, 3, 8, 8))],
+                              [tensor("y", None)], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              ir_version=8)
+    amp_opt.expect_import_error(
+        save(tmp_path, model), "node 'conv'", "op Conv",
+        "attribute 'group' failed to satisfy constraint")
+
+
+def test_missing_required_attribute(amp_opt, tmp_path):
+    """A required attribute without a default (Concat's axis) is named."""
+    nodes = [helper.make_node("Concat", ["x", "x"], ["y"], name="cat")]
+    model = make_model(nodes, [tensor("x")], [tensor("y", None)])
+    amp_opt.expect_import_error(
+        save(tmp_path, model), "node 'cat'", "op Concat", "requires attribute 'axis'")
+
+
 def test_input_without_shape(amp_opt, tmp_path):
     """A graph input with no shape (amp needs every rank)."""
     model = make_model([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", None)], [tensor("y")])
