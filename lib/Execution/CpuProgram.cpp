@@ -102,40 +102,6 @@ std::optional<ElementType> mlir::amp::execution::toHostElementType(Type type) {
   }
 }
 
-Type mlir::amp::execution::toMLIRElementType(ElementType type,
-                                             MLIRContext *context) {
-  Builder b(context);
-  switch (type) {
-  case ElementType::F64:
-    return b.getF64Type();
-  case ElementType::F32:
-    return b.getF32Type();
-  case ElementType::F16:
-    return b.getF16Type();
-  case ElementType::BF16:
-    return b.getBF16Type();
-  case ElementType::Bool:
-    return b.getI1Type();
-  case ElementType::I8:
-    return b.getIntegerType(8);
-  case ElementType::I16:
-    return b.getIntegerType(16);
-  case ElementType::I32:
-    return b.getIntegerType(32);
-  case ElementType::I64:
-    return b.getIntegerType(64);
-  case ElementType::U8:
-    return b.getIntegerType(8, false);
-  case ElementType::U16:
-    return b.getIntegerType(16, false);
-  case ElementType::U32:
-    return b.getIntegerType(32, false);
-  case ElementType::U64:
-    return b.getIntegerType(64, false);
-  }
-  return Type();
-}
-
 llvm::Expected<Tensor>
 mlir::amp::execution::readTensorFile(StringRef path, MLIRContext *context) {
   auto fail = [&](const Twine &message) {

@@ -45,8 +45,6 @@ func::FuncOp findEntry(ModuleOp module);
 
 /// The host element type of an MLIR element type (signedness kept).
 std::optional<ElementType> toHostElementType(Type type);
-/// The MLIR element type of a host element type.
-Type toMLIRElementType(ElementType type, MLIRContext *context);
 
 /// Reads a .npy file or an ONNX TensorProto .pb.
 llvm::Expected<Tensor> readTensorFile(StringRef path, MLIRContext *context);

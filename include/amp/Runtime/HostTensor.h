@@ -36,7 +36,6 @@ enum class ElementType : uint8_t {
 };
 
 size_t getElementBytes(ElementType type);
-bool isFloatType(ElementType type);
 bool isUnsignedType(ElementType type);
 /// The name MLIR prints for the type (f32, bf16, i1, ui8, ...).
 const char *getElementTypeName(ElementType type);

@@ -34,11 +34,6 @@ size_t amp_runtime::getElementBytes(ElementType type) {
   return 1;
 }
 
-bool amp_runtime::isFloatType(ElementType type) {
-  return type == ElementType::F64 || type == ElementType::F32 ||
-         type == ElementType::F16 || type == ElementType::BF16;
-}
-
 bool amp_runtime::isUnsignedType(ElementType type) {
   return type == ElementType::U8 || type == ElementType::U16 ||
          type == ElementType::U32 || type == ElementType::U64;
