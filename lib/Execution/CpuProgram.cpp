@@ -29,11 +29,14 @@ using namespace mlir::amp::execution;
 
 FailureOr<OwningOpRef<ModuleOp>>
 mlir::amp::execution::loadModel(StringRef path, MLIRContext &context,
-                                llvm::SourceMgr &sourceMgr) {
+                                llvm::SourceMgr &sourceMgr,
+                                bool forTraining) {
   OwningOpRef<ModuleOp> module;
   bool isOnnx = isONNXFile(path);
   if (isOnnx) {
-    module = importONNXFile(path, &context);
+    ONNXImportOptions options;
+    options.markInitializers = forTraining;
+    module = importONNXFile(path, &context, options);
   } else {
     std::string errorMessage;
     auto file = openInputFile(path, &errorMessage);
@@ -44,7 +47,7 @@ mlir::amp::execution::loadModel(StringRef path, MLIRContext &context,
   }
   if (!module)
     return failure();
-  if (isOnnx) {
+  if (isOnnx && !forTraining) {
     PassManager pm(&context, ModuleOp::getOperationName(),
                    OpPassManager::Nesting::Implicit);
     buildImportCleanupPipeline(pm);
@@ -174,43 +177,65 @@ static llvm::StringMap<const void *> externalizeWeights(ModuleOp module) {
 CpuProgram::CpuProgram() = default;
 CpuProgram::~CpuProgram() = default;
 
+const CpuFunction *CpuProgram::getFunction(StringRef name) const {
+  for (const auto &function : functions)
+    if (function->name == name)
+      return function.get();
+  return nullptr;
+}
+
 FailureOr<std::unique_ptr<CpuProgram>>
-CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath) {
+CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath,
+                    ArrayRef<std::string> entries) {
   MLIRContext &context = *module->getContext();
-  func::FuncOp entry = findEntry(module);
-  if (!entry)
-    return failure();
+  SmallVector<func::FuncOp> entryFuncs;
+  if (entries.empty()) {
+    func::FuncOp entry = findEntry(module);
+    if (!entry)
+      return failure();
+    entryFuncs.push_back(entry);
+  }
+  for (const std::string &entryName : entries) {
+    auto entry = module.lookupSymbol<func::FuncOp>(entryName);
+    if (!entry)
+      return module.emitError("no function @") << entryName, failure();
+    entryFuncs.push_back(entry);
+  }
   std::unique_ptr<CpuProgram> program(new CpuProgram());
-  std::string entryName = entry.getSymName().str();
   auto name = [](DictionaryAttr attrs, unsigned i, StringRef fallback) {
     if (attrs)
       if (auto n = attrs.getAs<StringAttr>("amp.name"))
         return n.str();
     return (fallback + Twine(i)).str();
   };
-  for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
-    auto tensorType = dyn_cast<RankedTensorType>(type);
-    if (!tensorType || !toHostElementType(tensorType.getElementType())) {
-      entry.emitError("entry argument ") << i << " is not a ranked tensor";
-      return failure();
+  for (func::FuncOp entry : entryFuncs) {
+    auto function = std::make_unique<CpuFunction>();
+    function->name = entry.getSymName().str();
+    for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
+      auto tensorType = dyn_cast<RankedTensorType>(type);
+      if (!tensorType || !toHostElementType(tensorType.getElementType())) {
+        entry.emitError("entry argument ") << i << " is not a ranked tensor";
+        return failure();
+      }
+      function->inputs.push_back(
+          {name(entry.getArgAttrDict(i), i, "input_"), tensorType});
     }
-    program->inputs.push_back(
-        {name(entry.getArgAttrDict(i), i, "input_"), tensorType});
-  }
-  for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {
-    auto tensorType = dyn_cast<RankedTensorType>(type);
-    if (!tensorType || !toHostElementType(tensorType.getElementType())) {
-      entry.emitError("entry result ") << i << " is not a ranked tensor";
-      return failure();
+    for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {
+      auto tensorType = dyn_cast<RankedTensorType>(type);
+      if (!tensorType || !toHostElementType(tensorType.getElementType())) {
+        entry.emitError("entry result ") << i << " is not a ranked tensor";
+        return failure();
+      }
+      function->outputs.push_back(
+          {name(entry.getResultAttrDict(i), i, "output_"), tensorType});
+      function->resultTypes.push_back(
+          {*toHostElementType(tensorType.getElementType()),
+           tensorType.getRank()});
     }
-    program->outputs.push_back(
-        {name(entry.getResultAttrDict(i), i, "output_"), tensorType});
-    program->resultTypes.push_back(
-        {*toHostElementType(tensorType.getElementType()),
-         tensorType.getRank()});
+    entry->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                   UnitAttr::get(&context));
+    program->functions.push_back(std::move(function));
   }
-  entry->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                 UnitAttr::get(&context));
 
   PassManager lower(&context);
   buildCpuLoweringPipeline(lower);
@@ -258,12 +283,15 @@ CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath) {
   });
   // ORC compiles on first lookup: do it here so that compiling includes
   // code generation and a missing symbol is reported before running.
-  auto entryFn = program->engine->lookupPacked("_mlir_ciface_" + entryName);
-  if (!entryFn)
-    return module.emitError("JIT compilation failed: ")
-               << llvm::toString(entryFn.takeError()),
-           failure();
-  program->entryFunction = *entryFn;
+  for (auto &function : program->functions) {
+    auto entryFn =
+        program->engine->lookupPacked("_mlir_ciface_" + function->name);
+    if (!entryFn)
+      return module.emitError("JIT compilation failed: ")
+                 << llvm::toString(entryFn.takeError()),
+             failure();
+    function->function = *entryFn;
+  }
   return program;
 }
 
@@ -271,7 +299,7 @@ CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath) {
 // Running
 //===----------------------------------------------------------------------===//
 
-llvm::Error CpuProgram::checkInput(unsigned index, const Tensor &tensor,
+llvm::Error CpuFunction::checkInput(unsigned index, const Tensor &tensor,
                                    StringRef source) const {
   const TensorSignature &sig = inputs[index];
   ElementType expected = *toHostElementType(sig.type.getElementType());
@@ -299,14 +327,14 @@ llvm::Error CpuProgram::checkInput(unsigned index, const Tensor &tensor,
   return llvm::Error::success();
 }
 
-Tensor CpuProgram::prepareInput(unsigned index, Tensor tensor) const {
+Tensor CpuFunction::prepareInput(unsigned index, Tensor tensor) const {
   if (inputs[index].type.getElementType().isBF16() &&
       tensor.elementType == ElementType::F32)
     return amp_runtime::convertF32Tensor(tensor, ElementType::BF16);
   return tensor;
 }
 
-Tensor CpuProgram::makeRandomInput(unsigned index, std::mt19937_64 &rng) const {
+Tensor CpuFunction::makeRandomInput(unsigned index, std::mt19937_64 &rng) const {
   RankedTensorType type = inputs[index].type;
   std::vector<int64_t> shape;
   for (int64_t d : type.getShape())
@@ -315,9 +343,9 @@ Tensor CpuProgram::makeRandomInput(unsigned index, std::mt19937_64 &rng) const {
       *toHostElementType(type.getElementType()), shape, rng);
 }
 
-void CpuProgram::run(const std::vector<Tensor> &args,
-                     std::vector<Tensor> &results) const {
-  amp_runtime::callPacked(entryFunction, args, resultTypes, results);
+void CpuFunction::run(const std::vector<Tensor> &args,
+                      std::vector<Tensor> &results) const {
+  amp_runtime::callPacked(function, args, resultTypes, results);
 }
 
 Comparison mlir::amp::execution::compareTensors(const Tensor &got,

@@ -20,31 +20,37 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 LAYERS = {
     "runtime-host": (["lib/Runtime/Host"], ["include/amp/Runtime/HostTensor.h",
                                             "include/amp/Runtime/FloatConversion.h",
-                                            "include/amp/Runtime/MemRefABI.h"]),
+                                            "include/amp/Runtime/MemRefABI.h",
+                                            "include/amp/Runtime/Npz.h"]),
     "runtime-cpu": (["lib/Runtime/Cpu"], ["include/amp/Runtime/CpuRuntime.h"]),
     "semantics": (["lib/Dialect/Amp/Semantics"], ["include/amp/Dialect/Amp/Semantics"]),
     "dialect": (["lib/Dialect/Amp/IR"], ["include/amp/Dialect"]),
+    "gradients": (["lib/Dialect/Amp/Gradients"], ["include/amp/Dialect/Amp/Gradients"]),
     "target": (["lib/Target"], ["include/amp/Target"]),
     "transforms": (["lib/Transforms"], ["include/amp/Transforms"]),
     "amp-to-linalg": (["lib/Conversion/AmpToLinalg"], ["include/amp/Conversion/AmpToLinalg"]),
     "linalg-to-cpu": (["lib/Conversion/LinalgToCpu"], ["include/amp/Conversion/LinalgToCpu"]),
     "pipelines": (["lib/Pipelines"], ["include/amp/Pipelines"]),
+    "training": (["lib/Training"], ["include/amp/Training"]),
     "execution": (["lib/Execution"], ["include/amp/Execution"]),
 }
 
 # amp headers each layer may include (prefixes), besides its own.
 AMP_ALLOWED = {
     "runtime-host": ["amp/Runtime/HostTensor.h", "amp/Runtime/FloatConversion.h",
-                     "amp/Runtime/MemRefABI.h"],
+                     "amp/Runtime/MemRefABI.h", "amp/Runtime/Npz.h"],
     "runtime-cpu": ["amp/Runtime/"],
     "semantics": ["amp/Dialect/Amp/Semantics/"],
     "dialect": ["amp/Dialect/"],
+    "gradients": ["amp/Dialect/"],
     "target": ["amp/Dialect/", "amp/Target/", "amp/Runtime/"],
     "transforms": ["amp/Dialect/", "amp/Transforms/", "amp/Runtime/"],
     "amp-to-linalg": ["amp/Dialect/", "amp/Conversion/AmpToLinalg/"],
     "linalg-to-cpu": ["amp/Dialect/", "amp/Conversion/"],
     "pipelines": ["amp/Dialect/", "amp/Conversion/", "amp/Transforms/", "amp/Target/",
                   "amp/Pipelines/", "amp/InitAllDialects.h"],
+    "training": ["amp/Dialect/", "amp/Pipelines/", "amp/Target/ONNX/ONNXImporter.h",
+                 "amp/Training/", "amp/Transforms/"],
     "execution": ["amp/"],
 }
 

@@ -3,6 +3,8 @@
 //   amp-opt model.onnx -o model.mp.mlir   import, canonicalize + cse,
 //                                         amp-autocast, cast cleanup
 //   amp-opt x.mlir --amp-autocast         like mlir-opt
+//   amp-opt model.onnx --train -o t.mlir   build a mixed-precision train
+//                                         step (options: --loss, ...)
 //
 // With `.onnx` input the model is imported by the ONNX importer and goes
 // through the default mixed-precision pipeline (options --amp-*); every
@@ -12,11 +14,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
+#include "amp/Dialect/Amp/Gradients/GradientModels.h"
 #include "amp/Pipelines/AutocastCLOptions.h"
 #include "amp/Pipelines/Pipelines.h"
 #include "amp/Target/ONNX/ONNXExporter.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
 #include "amp/Transforms/AutocastPolicy.h"
+#include "amp/Training/TrainCLOptions.h"
+#include "amp/Training/TrainStep.h"
 #include "amp/Transforms/Passes.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -78,6 +83,12 @@ static llvm::cl::opt<bool> noImportFolding(
     "amp-no-import-folding",
     llvm::cl::desc("With .onnx input: do not fold constant shape arithmetic "
                    "while importing"),
+    llvm::cl::cat(ampCategory));
+
+static llvm::cl::opt<bool> train(
+    "train",
+    llvm::cl::desc("Build a training program (@train_step, @initial_state, "
+                   "@main) from the model; see the training options"),
     llvm::cl::cat(ampCategory));
 
 /// Prints `module` as text or bytecode, as the config asks.
@@ -176,6 +187,7 @@ static LogicalResult runAmpJob(StringRef inputFilename,
     printer.emplace(sourceMgr, &context);
     amp::ONNXImportOptions options;
     options.foldConstants = !noImportFolding;
+    options.markInitializers = train;
     module = amp::importONNXFile(inputFilename, &context, options);
   } else {
     std::string errorMessage;
@@ -224,7 +236,18 @@ static LogicalResult runAmpJob(StringRef inputFilename,
         llvm::sys::fs::remove(partial);
     }
   });
-  if (isOnnx && !importOnly) {
+  if (train) {
+    llvm::Expected<amp::training::TrainStepOptions> trainOptions =
+        amp::training::getTrainCLOptions();
+    if (!trainOptions) {
+      llvm::errs() << "error: " << llvm::toString(trainOptions.takeError())
+                   << "\n";
+      return failure();
+    }
+    trainOptions->frontEnd = frontEnd;
+    if (failed(amp::training::buildTrainStep(*module, *trainOptions)))
+      return finish(failure());
+  } else if (isOnnx && !importOnly) {
     // The imported program was verified; the front end's passes keep it
     // valid, so it is verified once at the end instead of after each pass
     // (verification re-runs shape inference on every op).
@@ -272,8 +295,10 @@ int main(int argc, char **argv) {
   amp::registerAmpConversionPasses();
   amp::registerAmpPipelines();
   amp::registerAutocastCLOptions(/*defaultType=*/"f16");
+  amp::training::registerTrainCLOptions();
   DialectRegistry registry;
   amp::registerAmpCpuDialects(registry);
+  amp::registerAmpGradientModels(registry);
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv,
@@ -301,6 +326,11 @@ int main(int argc, char **argv) {
                    << "\n";
       return 1;
     }
+  }
+  if (train && (*emitOnnx || importOnly || !amp::isONNXFile(inputFilename))) {
+    llvm::errs() << "error: --train needs an ONNX model as input and MLIR "
+                    "output (not --amp-import-only or ONNX output)\n";
+    return 1;
   }
   if (amp::isONNXFile(inputFilename) || *emitOnnx)
     return failed(

@@ -3,6 +3,7 @@
 //   amp-run model.onnx --random-inputs --seed 1 --output-dir out/
 //   amp-run model.onnx -i x.npy --compare-to ref.npy --amp-type=f16
 //   amp-run model.mlir -i input_0.pb --benchmark 20
+//   amp-run model.onnx --train --data x.npy --labels y.npy --epochs 5
 //
 // A driver over the execution library (amp/Execution): the model is loaded
 // (ONNX import + cleanup, or an amp-dialect .mlir file), optionally put
@@ -13,6 +14,9 @@
 
 #include "amp/Execution/CheckNumerics.h"
 #include "amp/Execution/CpuProgram.h"
+#include "amp/Execution/TrainLoop.h"
+#include "amp/Dialect/Amp/Gradients/GradientModels.h"
+#include "amp/Training/TrainCLOptions.h"
 #include "amp/Pipelines/AutocastCLOptions.h"
 #include "amp/Pipelines/Pipelines.h"
 
@@ -49,6 +53,10 @@ static cl::list<std::string>
                cl::desc("Input tensor file (.npy or ONNX .pb), one per "
                         "graph input, in order"),
                cl::value_desc("file"), cl::cat(runCategory));
+static cl::opt<bool> train("train",
+                           cl::desc("Train the model (see the training "
+                                    "loop and training options)"),
+                           cl::cat(runCategory));
 static cl::opt<bool> randomInputs(
     "random-inputs",
     cl::desc("Fill the inputs with random values (floats in [-1, 1), "
@@ -230,7 +238,11 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTargetAsmPrinter();
   registerPassManagerCLOptions();
   amp::registerAutocastCLOptions(/*defaultType=*/"");
-  cl::HideUnrelatedOptions({&runCategory, &amp::getAutocastCLCategory()});
+  amp::training::registerTrainCLOptions();
+  registerTrainLoopCLOptions();
+  cl::HideUnrelatedOptions({&runCategory, &amp::getAutocastCLCategory(),
+                            &amp::training::getTrainCLCategory(),
+                            &getTrainLoopCLCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "amp-run: run an amp program (ONNX or amp .mlir) on the CPU\n");
@@ -241,11 +253,15 @@ int main(int argc, char **argv) {
   }
   DialectRegistry registry;
   amp::registerAmpCpuDialects(registry);
+  amp::registerAmpGradientModels(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  if (train)
+    return failed(trainFromCommandLine(modelFile, context, sourceMgr,
+                                       llvm::outs()));
 
   // Inputs are read before compiling, so a bad file fails fast.
   std::vector<Tensor> inputs, references;

@@ -36,8 +36,11 @@ using amp_runtime::Tensor;
 /// Imports an ONNX model (and runs the import cleanup pipeline) or parses an
 /// amp .mlir file registered with `sourceMgr`. Errors go to the context's
 /// diagnostic handler.
+/// `forTraining`: an ONNX model is imported with its initializers marked
+/// and without the cleanup, as the train-step builder needs it.
 FailureOr<OwningOpRef<ModuleOp>> loadModel(StringRef path, MLIRContext &context,
-                                           llvm::SourceMgr &sourceMgr);
+                                           llvm::SourceMgr &sourceMgr,
+                                           bool forTraining = false);
 
 /// The entry point: `main`, else the only public function; reports an
 /// error and returns null otherwise.
@@ -56,16 +59,10 @@ struct TensorSignature {
   RankedTensorType type;
 };
 
-/// A JIT-compiled amp program.
-class CpuProgram {
+/// One JIT-compiled function of a CpuProgram.
+class CpuFunction {
 public:
-  ~CpuProgram();
-
-  /// Lowers `module` (in place) with the CPU pipeline and JIT-compiles its
-  /// entry. `dumpLoweredPath`: also write the LLVM-dialect module there.
-  static FailureOr<std::unique_ptr<CpuProgram>>
-  compile(ModuleOp module, StringRef dumpLoweredPath = "");
-
+  StringRef getName() const { return name; }
   ArrayRef<TensorSignature> getInputs() const { return inputs; }
   ArrayRef<TensorSignature> getOutputs() const { return outputs; }
 
@@ -83,12 +80,53 @@ public:
            std::vector<Tensor> &results) const;
 
 private:
-  CpuProgram();
-
+  friend class CpuProgram;
+  std::string name;
   SmallVector<TensorSignature> inputs, outputs;
   std::vector<amp_runtime::ResultType> resultTypes;
+  void (*function)(void **) = nullptr;
+};
+
+/// A JIT-compiled amp program: one or more entry functions of a module.
+class CpuProgram {
+public:
+  ~CpuProgram();
+
+  /// Lowers `module` (in place) with the CPU pipeline and JIT-compiles the
+  /// functions `entries` (default: the entry, see findEntry).
+  /// `dumpLoweredPath`: also write the LLVM-dialect module there.
+  static FailureOr<std::unique_ptr<CpuProgram>>
+  compile(ModuleOp module, StringRef dumpLoweredPath = "",
+          ArrayRef<std::string> entries = {});
+
+  /// The first entry function.
+  const CpuFunction &getEntry() const { return *functions.front(); }
+  /// The entry function `name`, or null.
+  const CpuFunction *getFunction(StringRef name) const;
+
+  // The first entry function's signature and calls.
+  ArrayRef<TensorSignature> getInputs() const { return getEntry().inputs; }
+  ArrayRef<TensorSignature> getOutputs() const { return getEntry().outputs; }
+  llvm::Error checkInput(unsigned index, const Tensor &tensor,
+                         StringRef source) const {
+    return getEntry().checkInput(index, tensor, source);
+  }
+  Tensor prepareInput(unsigned index, Tensor tensor) const {
+    return getEntry().prepareInput(index, std::move(tensor));
+  }
+  Tensor makeRandomInput(unsigned index, std::mt19937_64 &rng) const {
+    return getEntry().makeRandomInput(index, rng);
+  }
+  void run(const std::vector<Tensor> &inputs,
+           std::vector<Tensor> &results) const {
+    getEntry().run(inputs, results);
+  }
+
+private:
+  CpuProgram();
+
+  std::vector<std::unique_ptr<CpuFunction>> functions;
   std::unique_ptr<ExecutionEngine> engine;
-  void (*entryFunction)(void **) = nullptr;
 };
 
 /// How an output compares with its reference.

@@ -61,6 +61,14 @@ struct Tensor {
 
 /// Reads a .npy file (C order, little-endian; bool, int, uint and float
 /// arrays). On failure returns false and sets `error` ("'<path>': why").
+/// Parses the contents of a .npy file (errors without a file name).
+bool parseNpy(const std::string &data, Tensor &tensor, std::string &error);
+/// The contents of a .npy file holding `tensor` (bf16 as float32).
+std::string encodeNpy(const Tensor &tensor);
+/// Writes `contents` to `path` through a temporary file and a rename, so a
+/// failed write leaves no partial file.
+bool writeFileAtomically(const std::string &path, const std::string &contents,
+                         std::string &error);
 bool readNpy(const std::string &path, Tensor &tensor, std::string &error);
 
 /// Writes a .npy file (bf16 as float32, exactly). The file appears only

@@ -103,6 +103,7 @@ struct ConvertAmpToLinalgPass
     populatePoolingPatterns(converter, patterns);
     populateNormalizationPatterns(converter, patterns);
     populateLossPatterns(converter, patterns);
+    populateLossScalingPatterns(converter, patterns);
     populateShapePatterns(converter, patterns);
     populateSliceConcatPatterns(converter, patterns);
     populatePadTilePatterns(converter, patterns);
@@ -157,13 +158,21 @@ struct ConvertAmpToLinalgPass
         module.emitError("convert-amp-to-linalg failed");
       return signalPassFailure();
     }
-    // The LLVM translation does not know amp's argument and result names.
+    // The LLVM translation does not know amp's argument and result
+    // attributes (names, training roles).
     module.walk([](func::FuncOp func) {
+      auto dropAmp = [](DictionaryAttr attrs) {
+        SmallVector<NamedAttribute> kept;
+        if (attrs)
+          for (NamedAttribute attr : attrs)
+            if (!attr.getName().getValue().starts_with("amp."))
+              kept.push_back(attr);
+        return kept;
+      };
       for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        func.removeArgAttr(i, "amp.name");
+        func.setArgAttrs(i, dropAmp(func.getArgAttrDict(i)));
       for (unsigned i = 0; i < func.getNumResults(); ++i)
-        func.removeResultAttr(i,
-                              StringAttr::get(func.getContext(), "amp.name"));
+        func.setResultAttrs(i, dropAmp(func.getResultAttrDict(i)));
     });
     // Absent optional operands are no longer used.
     module.walk([](amp::NoneOp op) {

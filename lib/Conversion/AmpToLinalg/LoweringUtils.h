@@ -222,6 +222,8 @@ void populateGemmPatterns(TypeConverter &converter,
                           RewritePatternSet &patterns);
 void populateGeneratorPatterns(TypeConverter &converter,
                                RewritePatternSet &patterns);
+void populateLossScalingPatterns(TypeConverter &converter,
+                                 RewritePatternSet &patterns);
 void populateLossPatterns(TypeConverter &converter,
                           RewritePatternSet &patterns);
 void populateNormalizationPatterns(TypeConverter &converter,

@@ -32,7 +32,7 @@ struct BatchNormOpLowering : public OpConversionPattern<BatchNormalizationOp> {
   matchAndRewrite(BatchNormalizationOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     if (op.getTrainingMode() != 0)
-      return notLowerable(op, "training_mode = 1");
+      return lowerTraining(op, adaptor, rewriter);
     Location loc = op.getLoc();
     Value x = adaptor.getX();
     int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
@@ -67,12 +67,18 @@ struct BatchNormOpLowering : public OpConversionPattern<BatchNormalizationOp> {
     rewriter.replaceOp(op, results);
     return success();
   }
+
+  /// Training mode: batch statistics (population variance, fp32 for
+  /// low-precision inputs); the running statistics follow ONNX:
+  /// running = input * momentum + batch * (1 - momentum).
+  LogicalResult lowerTraining(BatchNormalizationOp op, OpAdaptor adaptor,
+                              ConversionPatternRewriter &rewriter) const;
 };
 
 /// Normalises `x` over `axes` in `compute` precision: returns (x - mean),
 /// mean and 1/sqrt(var + eps) (the latter two with kept dimensions).
 struct Moments {
-  Value centered, mean, invStdDev;
+  Value centered, mean, invStdDev, variance;
 };
 Moments buildMoments(OpBuilder &b, Location loc, Value x,
                      ArrayRef<int64_t> axes, Type compute, double epsilon,
@@ -106,17 +112,78 @@ Moments buildMoments(OpBuilder &b, Location loc, Value x,
                      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
                        return nb.create<arith::MulFOp>(l, a[0], a[0]);
                      });
-  Value inv = buildElementwise(
+  Value variance = buildElementwise(
       b, loc, {squares}, withElementType(squares, compute),
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value var = nb.create<arith::DivFOp>(l, a[0], count);
+        return nb.create<arith::DivFOp>(l, a[0], count);
+      });
+  Value inv = buildElementwise(
+      b, loc, {variance}, withElementType(squares, compute),
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value eps = constantScalar(nb, l, compute, epsilon);
         Value root =
-            nb.create<math::SqrtOp>(l, nb.create<arith::AddFOp>(l, var, eps));
+            nb.create<math::SqrtOp>(l, nb.create<arith::AddFOp>(l, a[0], eps));
         return nb.create<arith::DivFOp>(l, constantScalar(nb, l, compute, 1),
                                         root);
       });
-  return {centered, meanKept, keepDims(b, loc, inv, rank, axes)};
+  return {centered, meanKept, keepDims(b, loc, inv, rank, axes), variance};
+}
+
+LogicalResult BatchNormOpLowering::lowerTraining(
+    BatchNormalizationOp op, OpAdaptor adaptor,
+    ConversionPatternRewriter &rewriter) const {
+  Location loc = op.getLoc();
+  Value x = adaptor.getX();
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t rank = xType.getRank();
+  SmallVector<int64_t> axes{0};
+  for (int64_t i = 2; i < rank; ++i)
+    axes.push_back(i);
+  Type storage = xType.getElementType();
+  Type compute = isLowPrecisionFloat(storage) ? rewriter.getF32Type() : storage;
+  Moments m = buildMoments(rewriter, loc, x, axes, compute,
+                           op.getEpsilon().convertToDouble());
+  Value scale = perChannel(rewriter, loc, adaptor.getScale(), rank);
+  Value bias = perChannel(rewriter, loc, adaptor.getB(), rank);
+  Value y = buildElementwise(
+      rewriter, loc, {m.centered, m.invStdDev, scale, bias},
+      convertedResultType(getTypeConverter(), op, 0),
+      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Type t = a[0].getType();
+        auto conv = [&](Value v) {
+          return convertScalar(b, l, v, t, false, false);
+        };
+        Value norm = b.create<arith::MulFOp>(l, a[0], conv(a[1]));
+        return b.create<arith::AddFOp>(
+            l, b.create<arith::MulFOp>(l, norm, conv(a[2])), conv(a[3]));
+      });
+  SmallVector<Value> results{y};
+  double momentum = op.getMomentum().convertToDouble();
+  Value batchStats[2] = {m.mean, m.variance};
+  Value running[2] = {adaptor.getInputMean(), adaptor.getInputVar()};
+  for (size_t i = 1; i < op->getNumResults(); ++i) {
+    auto type = convertedResultType(getTypeConverter(), op, i);
+    // The batch statistic as (C).
+    Value stat = batchStats[i - 1];
+    auto statType = RankedTensorType::get({type.getDimSize(0)}, compute);
+    if (stat.getType() != statType)
+      stat = reshapeTensor(rewriter, loc, stat, statType,
+                           getSizes(rewriter, loc, running[i - 1]));
+    results.push_back(buildElementwise(
+        rewriter, loc, {running[i - 1], stat}, type,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Type t = a[1].getType();
+          Value old = convertScalar(b, l, a[0], t, false, false);
+          return b.create<arith::AddFOp>(
+              l,
+              b.create<arith::MulFOp>(l, old,
+                                      constantScalar(b, l, t, momentum)),
+              b.create<arith::MulFOp>(
+                  l, a[1], constantScalar(b, l, t, 1.0 - momentum)));
+        }));
+  }
+  rewriter.replaceOp(op, results);
+  return success();
 }
 
 struct LayerNormOpLowering : public OpConversionPattern<LayerNormalizationOp> {

@@ -2,6 +2,8 @@
 
 #include "LoweringUtils.h"
 
+#include <limits>
+
 #include "mlir/Dialect/Math/IR/Math.h"
 
 namespace mlir::amp::lowering {
@@ -101,8 +103,8 @@ struct MaxPoolOpLowering : public OpConversionPattern<MaxPoolOp> {
   LogicalResult
   matchAndRewrite(MaxPoolOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!op.getIndices().use_empty())
-      return notLowerable(op, "the Indices output is used");
+    if (!op.getIndices().use_empty() && op.getStorageOrder() != 0)
+      return notLowerable(op, "the Indices output with storage_order = 1");
     Location loc = op.getLoc();
     Value x = adaptor.getX();
     RankedTensorType resultType = convertedResultType(getTypeConverter(), op);
@@ -124,8 +126,93 @@ struct MaxPoolOpLowering : public OpConversionPattern<MaxPoolOp> {
             return b.create<arith::MaxUIOp>(l, v, a);
           return b.create<arith::MaxSIOp>(l, v, a);
         });
-    rewriter.replaceOp(op, {result, Value()});
+    Value indices;
+    if (!op.getIndices().use_empty())
+      indices = buildIndices(rewriter, loc, op, x, padded, result, *p);
+    rewriter.replaceOp(op, {result, indices});
     return success();
+  }
+
+  /// The flat NCHW index (padding not counted) of the first maximum of each
+  /// window, as ONNX defines MaxPool's Indices: the smallest index whose
+  /// input equals the window's maximum.
+  Value buildIndices(OpBuilder &b, Location loc, MaxPoolOp op, Value x,
+                     Value padded, Value maxima, const PoolParams &p) const {
+    MLIRContext *context = b.getContext();
+    auto xType = cast<RankedTensorType>(x.getType());
+    int64_t spatial = p.kernel.size(), nLoops = 2 + 2 * spatial;
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, context); };
+    SmallVector<AffineExpr> inExprs = {d(0), d(1)}, winExprs,
+                            outExprs = {d(0), d(1)};
+    for (int64_t i = 0; i < spatial; ++i) {
+      inExprs.push_back(d(2 + i) * p.strides[i] +
+                        d(2 + spatial + i) * p.dilations[i]);
+      winExprs.push_back(d(2 + spatial + i));
+      outExprs.push_back(d(2 + i));
+    }
+    auto indexType = RankedTensorType::get(
+        cast<RankedTensorType>(maxima.getType()).getShape(), b.getI64Type());
+    Value none = b.create<arith::ConstantIntOp>(
+        loc, std::numeric_limits<int64_t>::max(), 64);
+    Value init = filledTensor(b, loc, indexType, p.outSizes, none);
+    Value window = b.create<tensor::EmptyOp>(loc, p.kernel, b.getI1Type());
+    SmallVector<utils::IteratorType> iterators(nLoops,
+                                               utils::IteratorType::parallel);
+    for (int64_t i = 2 + spatial; i < nLoops; ++i)
+      iterators[i] = utils::IteratorType::reduction;
+    bool isFloat = isa<FloatType>(xType.getElementType());
+    return b
+        .create<linalg::GenericOp>(
+            loc, TypeRange{indexType}, ValueRange{padded, window, maxima},
+            ValueRange{init},
+            SmallVector<AffineMap>{
+                AffineMap::get(nLoops, 0, inExprs, context),
+                AffineMap::get(nLoops, 0, winExprs, context),
+                AffineMap::get(nLoops, 0, outExprs, context),
+                AffineMap::get(nLoops, 0, outExprs, context)},
+            iterators,
+            [&](OpBuilder &nb, Location l, ValueRange args) {
+              Value equal =
+                  isFloat ? nb.create<arith::CmpFOp>(
+                                l, arith::CmpFPredicate::OEQ, args[0], args[2])
+                                .getResult()
+                          : nb.create<arith::CmpIOp>(
+                                l, arith::CmpIPredicate::eq, args[0], args[2])
+                                .getResult();
+              // ((n * C + c) * H + h) * W + w over the unpadded input.
+              Value flat = nb.create<linalg::IndexOp>(l, 0);
+              auto c = [&](int64_t v) {
+                return nb.create<arith::ConstantIndexOp>(l, v);
+              };
+              Value channels = nb.create<tensor::DimOp>(l, x, 1);
+              flat = nb.create<arith::AddIOp>(
+                  l, nb.create<arith::MulIOp>(l, flat, channels),
+                  nb.create<linalg::IndexOp>(l, 1));
+              for (int64_t i = 0; i < spatial; ++i) {
+                Value pos = nb.create<arith::AddIOp>(
+                    l,
+                    nb.create<arith::MulIOp>(
+                        l, nb.create<linalg::IndexOp>(l, 2 + i),
+                        c(p.strides[i])),
+                    nb.create<arith::MulIOp>(
+                        l, nb.create<linalg::IndexOp>(l, 2 + spatial + i),
+                        c(p.dilations[i])));
+                pos = nb.create<arith::SubIOp>(l, pos, c(p.begin[i]));
+                flat = nb.create<arith::AddIOp>(
+                    l,
+                    nb.create<arith::MulIOp>(
+                        l, flat, c(xType.getDimSize(2 + i))),
+                    pos);
+              }
+              Value flat64 =
+                  nb.create<arith::IndexCastOp>(l, nb.getI64Type(), flat);
+              Value candidate =
+                  nb.create<arith::SelectOp>(l, equal, flat64, args[3]);
+              nb.create<linalg::YieldOp>(
+                  l, ValueRange{nb.create<arith::MinSIOp>(l, candidate,
+                                                         args[3])});
+            })
+        .getResult(0);
   }
 };
 

@@ -165,15 +165,26 @@ static std::string descrFromType(ElementType type) {
 
 bool amp_runtime::readNpy(const std::string &path, Tensor &tensor,
                           std::string &error) {
-  auto fail = [&](const std::string &why) {
-    error = "'" + path + "': " + why;
-    return false;
-  };
   std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return fail("cannot read: " + std::string(std::strerror(errno)));
+  if (!file) {
+    error = "'" + path + "': cannot read: " + std::strerror(errno);
+    return false;
+  }
   std::string data((std::istreambuf_iterator<char>(file)),
                    std::istreambuf_iterator<char>());
+  if (!parseNpy(data, tensor, error)) {
+    error = "'" + path + "': " + error;
+    return false;
+  }
+  return true;
+}
+
+bool amp_runtime::parseNpy(const std::string &data, Tensor &tensor,
+                           std::string &error) {
+  auto fail = [&](const std::string &why) {
+    error = why;
+    return false;
+  };
   if (data.size() < 10 || data.compare(0, 6, "\x93NUMPY") != 0)
     return fail("not a .npy file");
   unsigned major = static_cast<unsigned char>(data[6]);
@@ -248,8 +259,7 @@ bool amp_runtime::readNpy(const std::string &path, Tensor &tensor,
   return true;
 }
 
-bool amp_runtime::writeNpy(const std::string &path, const Tensor &tensor,
-                           std::string &error) {
+std::string amp_runtime::encodeNpy(const Tensor &tensor) {
   std::string shape = "(";
   for (int64_t d : tensor.shape)
     shape += std::to_string(d) + ", ";
@@ -263,6 +273,28 @@ bool amp_runtime::writeNpy(const std::string &path, const Tensor &tensor,
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
+  std::string out = "\x93NUMPY";
+  out += char(1);
+  out += char(0);
+  out += char(header.size() & 0xff);
+  out += char(header.size() >> 8);
+  out += header;
+  if (tensor.elementType == ElementType::BF16) {
+    for (size_t i = 0; i < tensor.bytes.size(); i += 2) {
+      uint16_t bits;
+      std::memcpy(&bits, tensor.bytes.data() + i, 2);
+      float f = bfloat16BitsToFloat(bits);
+      out.append(reinterpret_cast<const char *>(&f), 4);
+    }
+  } else {
+    out.append(tensor.bytes.data(), tensor.bytes.size());
+  }
+  return out;
+}
+
+bool amp_runtime::writeFileAtomically(const std::string &path,
+                                      const std::string &contents,
+                                      std::string &error) {
   std::string partial = path + ".partial";
   {
     std::ofstream os(partial, std::ios::binary | std::ios::trunc);
@@ -270,18 +302,7 @@ bool amp_runtime::writeNpy(const std::string &path, const Tensor &tensor,
       error = "cannot write '" + path + "': " + std::strerror(errno);
       return false;
     }
-    os << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff)
-       << char(header.size() >> 8) << header;
-    if (tensor.elementType == ElementType::BF16) {
-      for (size_t i = 0; i < tensor.bytes.size(); i += 2) {
-        uint16_t bits;
-        std::memcpy(&bits, tensor.bytes.data() + i, 2);
-        float f = bfloat16BitsToFloat(bits);
-        os.write(reinterpret_cast<const char *>(&f), 4);
-      }
-    } else {
-      os.write(tensor.bytes.data(), tensor.bytes.size());
-    }
+    os.write(contents.data(), contents.size());
     if (!os.flush()) {
       error = "cannot write '" + path + "': " + std::strerror(errno);
       std::remove(partial.c_str());
@@ -294,6 +315,11 @@ bool amp_runtime::writeNpy(const std::string &path, const Tensor &tensor,
     return false;
   }
   return true;
+}
+
+bool amp_runtime::writeNpy(const std::string &path, const Tensor &tensor,
+                           std::string &error) {
+  return writeFileAtomically(path, encodeNpy(tensor), error);
 }
 
 Tensor amp_runtime::convertF32Tensor(const Tensor &tensor, ElementType type) {

@@ -274,6 +274,8 @@ LogicalResult ONNXImporter::importInitializers(onnx::GraphProto &graph,
       return modelError("initializer: " + llvm::toString(value.takeError()));
     Location loc = NameLoc::get(builder.getStringAttr(tensor.name()), fileLoc);
     auto constant = builder.create<ConstantOp>(loc, *value);
+    if (options.markInitializers)
+      constant->setAttr(kInitializerAttrName, builder.getUnitAttr());
     if (tensor.name().empty() || !scope.define(tensor.name(), constant))
       return modelError("initializer name '" + tensor.name() +
                         "' is empty or defined twice");

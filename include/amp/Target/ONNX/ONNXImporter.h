@@ -40,7 +40,14 @@ struct ONNXImportOptions {
   /// Tensors with at most this many elements become `dense` attributes;
   /// larger ones become `dense_resource` blobs.
   int64_t denseElementsLimit = 16;
+  /// Mark the constants made from graph initializers with the unit
+  /// attribute `amp.initializer` (the train-step builder's parameters and
+  /// buffers); the location already names them.
+  bool markInitializers = false;
 };
+
+/// The attribute `markInitializers` sets.
+constexpr llvm::StringLiteral kInitializerAttrName = "amp.initializer";
 
 /// Imports the ONNX model stored at `path`. External data files are resolved
 /// relative to the model's folder. Returns null after emitting diagnostics.

@@ -101,6 +101,20 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << kReasonAttrName << "' must be a string";
     return success();
   }
+  // Training: the importer's initializer marker (on constants) and the
+  // train-step builder's description of the program (on the module).
+  if (name == "amp.initializer") {
+    if (!isa<UnitAttr>(attribute.getValue()) || !isa<ConstantOp>(op))
+      return op->emitError() << "'amp.initializer' must be a unit attribute "
+                                "of an amp.constant";
+    return success();
+  }
+  if (name == "amp.train") {
+    if (!isa<DictionaryAttr>(attribute.getValue()) || !isa<ModuleOp>(op))
+      return op->emitError() << "'amp.train' must be a dictionary on the "
+                                "module";
+    return success();
+  }
   if (name == kProbeAttrName) {
     if (!isa<IntegerAttr>(attribute.getValue()))
       return op->emitError() << "'" << kProbeAttrName

@@ -1008,4 +1008,28 @@ def Amp_ScanOp : Amp_Op<"Scan", "scan",
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Training (amp-only ops, no ONNX equivalent)
+//===----------------------------------------------------------------------===//
+
+def Amp_MultiTensorUnscaleCheckOp : Amp_PureOp<"",
+    "multi_tensor_unscale_check", "inferMultiTensorUnscaleCheck"> {
+  let summary = "Unscales all gradients and checks them for Inf/NaN at once";
+  let description = [{
+    The fused step of dynamic loss scaling: every gradient is multiplied by
+    `inv_scale` (1 / loss scale), and the op reports whether any unscaled
+    element is Inf or NaN (`found_inf`, 1.0 or 0.0, as PyTorch's GradScaler
+    keeps it) and, per gradient, whether that tensor had one (`nonfinite`,
+    one 0/1 flag per gradient operand, in operand order). It reads each
+    gradient once: backends compute the product and the check in the same
+    loop (CPU) or multi-tensor kernel (CUDA).
+  }];
+  let fixedTypeOperands = [0];
+  let arguments = (ins Amp_FloatTensor:$inv_scale,
+                       Variadic<Amp_FloatTensor>:$grads);
+  let results = (outs Variadic<Amp_FloatTensor>:$unscaled,
+                      Amp_FloatTensor:$found_inf,
+                      Amp_FloatTensor:$nonfinite);
+}
+
 #endif // AMP_DIALECT_AMP_IR_AMPOPS_TD

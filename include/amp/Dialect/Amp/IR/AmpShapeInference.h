@@ -234,6 +234,9 @@ LogicalResult inferRecurrent(InferenceContext &ctx, StringRef direction,
 LogicalResult inferLSTM(InferenceContext &ctx, StringRef direction,
                         std::optional<int64_t> hiddenSize, int64_t layout,
                         Types &results);
+// Training.cpp
+LogicalResult inferMultiTensorUnscaleCheck(InferenceContext &ctx,
+                                           Types &results);
 
 } // namespace shape
 } // namespace mlir::amp

@@ -1,0 +1,56 @@
+//===- TrainLoop.h - training on the CPU ------------------------*- C++ -*-===//
+//
+// Runs a training program (see amp/Training/TrainStep.h) over a data set
+// of .npy/.pb arrays: batching, shuffling, progress lines, evaluation,
+// .npz state files and a CSV log. amp-run --train is a driver over this.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_EXECUTION_TRAINLOOP_H
+#define AMP_EXECUTION_TRAINLOOP_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <string>
+
+namespace llvm::cl {
+class OptionCategory;
+} // namespace llvm::cl
+
+namespace mlir::amp::execution {
+
+struct TrainLoopOptions {
+  std::string data, labels, evalData, evalLabels;
+  int64_t batchSize = 32;
+  /// Exactly one of them is set (> 0).
+  int64_t epochs = 0, steps = 0;
+  uint64_t shuffleSeed = 0;
+  bool shuffle = true;
+  int64_t logEvery = 10;
+  std::string loadState, saveState, logCsv;
+};
+
+/// Registers and reads amp-run's training flags (--data, --labels, ...).
+void registerTrainLoopCLOptions();
+llvm::cl::OptionCategory &getTrainLoopCLCategory();
+llvm::Expected<TrainLoopOptions> getTrainLoopCLOptions();
+
+/// Compiles the training program in `module` (@train_step, @initial_state,
+/// @main) and trains. Progress goes to `log`; errors are diagnostics or
+/// "error: ..." lines on llvm::errs(). Writes no partial files.
+LogicalResult runTrainLoop(ModuleOp module, const TrainLoopOptions &options,
+                           llvm::raw_ostream &log);
+
+/// amp-run --train: loads `path` (an ONNX model, whose train step is built
+/// with the training and --amp-* flags, or a training program in .mlir)
+/// and trains it with the loop flags.
+LogicalResult trainFromCommandLine(StringRef path, MLIRContext &context,
+                                   llvm::SourceMgr &sourceMgr,
+                                   llvm::raw_ostream &log);
+
+} // namespace mlir::amp::execution
+
+#endif // AMP_EXECUTION_TRAINLOOP_H

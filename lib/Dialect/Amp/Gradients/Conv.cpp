@@ -1,0 +1,165 @@
+//===- Conv.cpp - gradient rules of convolutions and pools ----------------===//
+//
+// Conv: the input gradient is a ConvTranspose of the output gradient with
+// the same weights; the weight gradient is again a Conv, with the batch as
+// the contracted channel dimension (strides and dilations swap roles), so
+// both run on the backend's convolution path. Groups are kept as groups:
+// a depthwise convolution's weight gradient is a depthwise-sized Conv, not
+// a dense one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GradientModel.h"
+
+#include "amp/Dialect/Amp/Semantics/Window.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+using namespace mlir::amp::gradients;
+
+namespace mlir::amp::gradients {
+namespace {
+using Grads = MutableArrayRef<Value>;
+using In = ArrayRef<Value>;
+
+/// The resolved window of a Conv/pool with static spatial sizes.
+FailureOr<semantics::Window> staticWindow(GradientBuilder &gb,
+                                          const semantics::WindowAttrs &attrs,
+                                          RankedTensorType input,
+                                          ArrayRef<int64_t> kernel) {
+  ArrayRef<int64_t> spatial = input.getShape().drop_front(2);
+  if (ShapedType::isDynamicShape(spatial))
+    return gb.fail("needs static spatial sizes"), failure();
+  auto window = semantics::resolveWindow(
+      attrs, spatial, kernel, [&](const Twine &message) { gb.fail(message); });
+  if (failed(window))
+    return gb.fail("invalid window"), failure();
+  return window;
+}
+} // namespace
+
+void gradient(ConvOp op, GradientBuilder &gb, In rg, Grads og) {
+  Value x = op.getX(), w = op.getW(), g = rg[0];
+  RankedTensorType xType = tensorType(x), wType = tensorType(w);
+  if (!wType.hasStaticShape()) {
+    gb.fail("needs static weight shapes");
+    return;
+  }
+  int64_t spatialRank = xType.getRank() - 2;
+  ArrayRef<int64_t> kernel = wType.getShape().drop_front(2);
+  auto window =
+      staticWindow(gb, semantics::WindowAttrs::getConv(op), xType, kernel);
+  if (failed(window))
+    return;
+  ArrayRef<int64_t> spatial = xType.getShape().drop_front(2);
+  if (xType.isDynamicDim(0)) {
+    gb.fail("the weight gradient needs a static batch size (amp-opt "
+            "--static-batch N; amp-run --train sets it to --batch-size)");
+    return;
+  }
+  int64_t groups = op.getGroup();
+  int64_t outChannels = wType.getDimSize(0);
+  int64_t inPerGroup = wType.getDimSize(1);
+  int64_t outPerGroup = outChannels / groups;
+  SmallVector<int64_t> pads(window->padBegin);
+  pads.append(window->padEnd.begin(), window->padEnd.end());
+
+  // dX: ConvTranspose(g, W); output_padding restores the rows the forward
+  // strides skipped at the end.
+  SmallVector<int64_t> outputPadding;
+  for (int64_t i = 0; i < spatialRank; ++i) {
+    int64_t out = window->outputSizes[i];
+    int64_t covered = (out - 1) * window->strides[i] - window->padBegin[i] -
+                      window->padEnd[i] + window->getSpan(i);
+    outputPadding.push_back(spatial[i] - covered);
+  }
+  og[0] = gb.create<ConvTransposeOp>(
+      {g, w, gb.none()},
+      {gb.attr("strides", ArrayRef<int64_t>(window->strides)),
+       gb.attr("dilations", ArrayRef<int64_t>(window->dilations)),
+       gb.attr("pads", ArrayRef<int64_t>(pads)),
+       gb.attr("group", groups),
+       gb.attr("output_padding", ArrayRef<int64_t>(outputPadding))});
+
+  // dW[m, c, k] = sum_{n, o} g[n, m, o] Xpad[n, c, o*s + k*d]: a Conv whose
+  // batch is the per-group input channel c, whose channels are (group, n)
+  // and whose kernel is g, with strides and dilations swapped.
+  SmallVector<int64_t> perm5{2, 1, 0}, xSplit{-1, groups, inPerGroup},
+      xMerged{inPerGroup, -1}, gSplit{-1, groups, outPerGroup},
+      gMerged{outChannels, -1}, permG{1, 2, 0};
+  SmallVector<int64_t> outSpatial(window->outputSizes);
+  for (int64_t i = 0; i < spatialRank; ++i) {
+    perm5.push_back(3 + i);
+    permG.push_back(3 + i);
+    xSplit.push_back(spatial[i]);
+    xMerged.push_back(spatial[i]);
+    gSplit.push_back(outSpatial[i]);
+    gMerged.push_back(outSpatial[i]);
+  }
+  Value xt = gb.create<ReshapeOp>({x, gb.i64s(xSplit)});
+  xt = gb.transpose(xt, perm5);
+  xt = gb.create<ReshapeOp>({xt, gb.i64s(xMerged)});
+  Value gt = gb.create<ReshapeOp>({g, gb.i64s(gSplit)});
+  gt = gb.transpose(gt, permG);
+  gt = gb.create<ReshapeOp>({gt, gb.i64s(gMerged)});
+  Value dw = gb.create<ConvOp>(
+      {xt, gt, gb.none()},
+      {gb.attr("strides", ArrayRef<int64_t>(window->dilations)),
+       gb.attr("dilations", ArrayRef<int64_t>(window->strides)),
+       gb.attr("pads", ArrayRef<int64_t>(pads)), gb.attr("group", groups)});
+  // (C/group, M, k') -> keep the first k positions -> (M, C/group, k).
+  if (dw) {
+    ArrayRef<int64_t> got = tensorType(dw).getShape().drop_front(2);
+    if (!llvm::equal(got, kernel)) {
+      SmallVector<int64_t> zeros(spatialRank, 0), axes;
+      for (int64_t i = 0; i < spatialRank; ++i)
+        axes.push_back(2 + i);
+      dw = gb.create<SliceOp>({dw, gb.i64s(zeros), gb.i64s(kernel),
+                               gb.i64s(axes), gb.none()});
+    }
+  }
+  SmallVector<int64_t> swap01{1, 0};
+  for (int64_t i = 0; i < spatialRank; ++i)
+    swap01.push_back(2 + i);
+  og[1] = gb.transpose(dw, swap01);
+
+  if (!isa<NoneType>(op.getB().getType())) {
+    SmallVector<int64_t> axes{0};
+    for (int64_t i = 0; i < spatialRank; ++i)
+      axes.push_back(2 + i);
+    og[2] = gb.reduceSum(g, axes, /*keepDims=*/false);
+  }
+}
+
+void gradient(MaxPoolOp op, GradientBuilder &gb, In rg, Grads og) {
+  // Scatter-add the gradient to the argmax positions (Indices are flat
+  // positions in X, NCHW order, as ONNX defines them).
+  if (op.getStorageOrder() != 0) {
+    gb.fail("needs storage_order = 0");
+    return;
+  }
+  Value x = op.getX(), g = rg[0];
+  Value flatIndices =
+      gb.create<ReshapeOp>({op.getIndices(), gb.i64s({-1})});
+  Value flatGrad = gb.create<ReshapeOp>({g, gb.i64s({-1})});
+  Value flatZeros = gb.create<ReshapeOp>({gb.zerosLike(x), gb.i64s({-1})});
+  Value scattered = gb.create<ScatterElementsOp>(
+      {flatZeros, flatIndices, flatGrad},
+      {gb.attr("axis", int64_t(0)), gb.attr("reduction", StringRef("add"))});
+  og[0] = gb.reshapeLike(scattered, x);
+}
+
+void gradient(GlobalAveragePoolOp op, GradientBuilder &gb, In rg, Grads og) {
+  Value x = op.getX();
+  // g / (spatial size), broadcast over the window.
+  Value count = gb.castLike(
+      gb.div(gb.create<SizeOp>({x}), gb.create<SizeOp>({op.getY()})), x);
+  og[0] = gb.create<ExpandOp>(
+      {gb.div(rg[0], count), gb.create<ShapeOp>({x})});
+}
+
+void registerConvGradients(MLIRContext *context) {
+  attachGradientModels<ConvOp, MaxPoolOp, GlobalAveragePoolOp>(context);
+}
+
+} // namespace mlir::amp::gradients

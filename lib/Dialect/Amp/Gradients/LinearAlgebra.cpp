@@ -1,0 +1,83 @@
+//===- LinearAlgebra.cpp - gradient rules of Gemm and MatMul --------------===//
+//
+// The backward GEMMs are Gemm/MatMul ops again, with the transposes folded
+// into Gemm's transA/transB, so backends run them on the same GEMM path
+// (oneDNN on the CPU, cuBLASLt on the GPU) as the forward ones.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GradientModel.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+using namespace mlir::amp::gradients;
+
+namespace mlir::amp::gradients {
+namespace {
+using Grads = MutableArrayRef<Value>;
+using In = ArrayRef<Value>;
+} // namespace
+
+void gradient(GemmOp op, GradientBuilder &gb, In rg, Grads og) {
+  // Y = alpha op(A) op(B) + beta C.
+  Value a = op.getA(), b = op.getB(), g = rg[0];
+  bool ta = op.getTransA() != 0, tb = op.getTransB() != 0;
+  float alpha = op.getAlpha().convertToFloat();
+  float beta = op.getBeta().convertToFloat();
+  auto gemm = [&](Value x, Value y, bool transX, bool transY) {
+    SmallVector<NamedAttribute> attrs{gb.attr("transA", int64_t(transX)),
+                                      gb.attr("transB", int64_t(transY))};
+    if (alpha != 1.0f)
+      attrs.push_back(gb.attr("alpha", alpha));
+    return gb.create<GemmOp>({x, y, gb.none()}, attrs);
+  };
+  if (!ta && !tb) {
+    og[0] = gemm(g, b, false, true);  // g B^T
+    og[1] = gemm(a, g, true, false);  // A^T g
+  } else if (!ta && tb) {
+    og[0] = gemm(g, b, false, false); // g B
+    og[1] = gemm(g, a, true, false);  // g^T A
+  } else if (ta && !tb) {
+    og[0] = gemm(b, g, false, true);  // B g^T
+    og[1] = gemm(a, g, false, false); // A g
+  } else {
+    og[0] = gemm(b, g, true, true);   // B^T g^T
+    og[1] = gemm(g, a, true, true);   // g^T A^T
+  }
+  if (!isa<NoneType>(op.getC().getType()))
+    og[2] = gb.sumToShape(gb.mulScalar(g, beta), op.getC());
+}
+
+void gradient(MatMulOp op, GradientBuilder &gb, In rg, Grads og) {
+  // numpy matmul: 1-D operands are promoted to matrices and the added
+  // dimension is removed from the result; batch dimensions broadcast.
+  Value a = op.getA(), b = op.getB(), g = rg[0];
+  int64_t rankA = tensorType(a).getRank(), rankB = tensorType(b).getRank();
+  Value a2 = a, b2 = b, g2 = g;
+  if (rankA == 1) {
+    a2 = gb.create<UnsqueezeOp>({a, gb.i64s({0})});
+    g2 = gb.create<UnsqueezeOp>({g2, gb.i64s({rankB == 1 ? 0 : -2})});
+  }
+  if (rankB == 1) {
+    b2 = gb.create<UnsqueezeOp>({b, gb.i64s({1})});
+    g2 = gb.create<UnsqueezeOp>({g2, gb.i64s({-1})});
+  }
+  auto swapLast = [&](Value v) {
+    int64_t rank = tensorType(v).getRank();
+    SmallVector<int64_t> perm(rank);
+    for (int64_t i = 0; i < rank; ++i)
+      perm[i] = i;
+    std::swap(perm[rank - 1], perm[rank - 2]);
+    return gb.transpose(v, perm);
+  };
+  Value ga = gb.create<MatMulOp>({g2, swapLast(b2)});
+  Value gB = gb.create<MatMulOp>({swapLast(a2), g2});
+  og[0] = gb.reshapeLike(gb.sumToShape(ga, a2), a);
+  og[1] = gb.reshapeLike(gb.sumToShape(gB, b2), b);
+}
+
+void registerLinearAlgebraGradients(MLIRContext *context) {
+  attachGradientModels<GemmOp, MatMulOp>(context);
+}
+
+} // namespace mlir::amp::gradients

@@ -1,0 +1,617 @@
+//===- TrainLoop.cpp - training on the CPU --------------------------------===//
+
+#include "amp/Execution/TrainLoop.h"
+
+#include "amp/Execution/CpuProgram.h"
+#include "amp/Pipelines/AutocastCLOptions.h"
+#include "amp/Runtime/Npz.h"
+#include "amp/Target/ONNX/ONNXImporter.h"
+#include "amp/Training/TrainCLOptions.h"
+#include "amp/Training/TrainStep.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ManagedStatic.h"
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::amp;
+using namespace mlir::amp::execution;
+namespace cl = llvm::cl;
+
+//===----------------------------------------------------------------------===//
+// Flags
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct TrainLoopCLOptions {
+  cl::OptionCategory category{"amp-run training loop (--train)"};
+  cl::opt<std::string> data{"data", cl::desc("Training inputs (.npy/.pb), "
+                                             "samples along dimension 0"),
+                            cl::value_desc("file"), cl::cat(category)};
+  cl::opt<std::string> labels{"labels", cl::desc("Training labels/targets"),
+                              cl::value_desc("file"), cl::cat(category)};
+  cl::opt<std::string> evalData{"eval-data", cl::desc("Evaluation inputs"),
+                                cl::value_desc("file"), cl::cat(category)};
+  cl::opt<std::string> evalLabels{"eval-labels",
+                                  cl::desc("Evaluation labels/targets"),
+                                  cl::value_desc("file"), cl::cat(category)};
+  cl::opt<int64_t> batchSize{"batch-size", cl::desc("Samples per step (32)"),
+                             cl::init(32), cl::cat(category)};
+  cl::opt<int64_t> epochs{"epochs", cl::desc("Passes over the data"),
+                          cl::init(0), cl::cat(category)};
+  cl::opt<int64_t> steps{"steps", cl::desc("Steps to run"), cl::init(0),
+                         cl::cat(category)};
+  cl::opt<uint64_t> shuffleSeed{"shuffle-seed",
+                                cl::desc("Seed of the per-epoch shuffle (0)"),
+                                cl::init(0), cl::cat(category)};
+  cl::opt<bool> noShuffle{"no-shuffle", cl::desc("Keep the data order"),
+                          cl::cat(category)};
+  cl::opt<int64_t> logEvery{"log-every",
+                            cl::desc("Progress line every N steps (10)"),
+                            cl::init(10), cl::cat(category)};
+  cl::opt<std::string> loadState{"load-state",
+                                 cl::desc("Start from this state (.npz)"),
+                                 cl::value_desc("file"), cl::cat(category)};
+  cl::opt<std::string> saveState{"save-state",
+                                 cl::desc("Write the final state (.npz)"),
+                                 cl::value_desc("file"), cl::cat(category)};
+  cl::opt<std::string> logCsv{"log-csv", cl::desc("Per-step log (CSV)"),
+                              cl::value_desc("file"), cl::cat(category)};
+};
+} // namespace
+
+static llvm::ManagedStatic<TrainLoopCLOptions> loopFlags;
+
+void mlir::amp::execution::registerTrainLoopCLOptions() { *loopFlags; }
+cl::OptionCategory &mlir::amp::execution::getTrainLoopCLCategory() {
+  return loopFlags->category;
+}
+
+static llvm::Error loopError(const Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Expected<TrainLoopOptions> mlir::amp::execution::getTrainLoopCLOptions() {
+  const TrainLoopCLOptions &f = *loopFlags;
+  TrainLoopOptions options;
+  options.data = f.data;
+  options.labels = f.labels;
+  options.evalData = f.evalData;
+  options.evalLabels = f.evalLabels;
+  options.batchSize = f.batchSize;
+  options.epochs = f.epochs;
+  options.steps = f.steps;
+  options.shuffleSeed = f.shuffleSeed;
+  options.shuffle = !f.noShuffle;
+  options.logEvery = f.logEvery;
+  options.loadState = f.loadState;
+  options.saveState = f.saveState;
+  options.logCsv = f.logCsv;
+  if (options.data.empty() || options.labels.empty())
+    return loopError("--train needs --data and --labels");
+  if ((options.epochs > 0) == (options.steps > 0))
+    return loopError("give exactly one of --epochs N and --steps N (N > 0)");
+  if (options.batchSize < 1)
+    return loopError("--batch-size must be >= 1");
+  if (options.evalData.empty() != options.evalLabels.empty())
+    return loopError("--eval-data and --eval-labels go together");
+  if (options.logEvery < 1)
+    return loopError("--log-every must be >= 1");
+  return options;
+}
+
+//===----------------------------------------------------------------------===//
+// The loop
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The training program's signature, read from the roles before lowering.
+struct Layout {
+  SmallVector<std::string> argRoles, resultRoles;
+  SmallVector<std::string> argNames, resultNames;
+  SmallVector<unsigned> stateArgs, stateResults, inputArgs;
+  int64_t labelsArg = -1;
+  int64_t lossResult = -1, foundInfResult = -1, nonfiniteResult = -1,
+          lrResult = -1, scaleArg = -1;
+  SmallVector<std::string> paramNames;
+  SmallVector<unsigned> mainState, mainInputs;
+  double scaleMin = 0;
+};
+
+bool isStateRole(StringRef role) {
+  return role == "param" || role == "buffer" || role == "optimizer" ||
+         role == "scaler" || role == "step";
+}
+
+StringRef roleOf(DictionaryAttr attrs) {
+  if (attrs)
+    if (auto role = attrs.getAs<StringAttr>(training::kRoleAttrName))
+      return role.getValue();
+  return "input";
+}
+std::string nameOf(DictionaryAttr attrs, unsigned i) {
+  if (attrs)
+    if (auto name = attrs.getAs<StringAttr>("amp.name"))
+      return name.str();
+  return "value_" + std::to_string(i);
+}
+
+FailureOr<Layout> readLayout(ModuleOp module) {
+  Layout layout;
+  auto step = module.lookupSymbol<func::FuncOp>("train_step");
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!step || !module.lookupSymbol<func::FuncOp>("initial_state") || !main)
+    return module.emitError("not a training program: expected @train_step, "
+                            "@initial_state and @main (build one with "
+                            "amp-opt --train)"),
+           failure();
+  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+    StringRef role = roleOf(step.getArgAttrDict(i));
+    layout.argRoles.push_back(role.str());
+    layout.argNames.push_back(nameOf(step.getArgAttrDict(i), i));
+    if (isStateRole(role))
+      layout.stateArgs.push_back(i);
+    else if (role == "labels")
+      layout.labelsArg = i;
+    else
+      layout.inputArgs.push_back(i);
+    if (role == "param")
+      layout.paramNames.push_back(layout.argNames.back());
+    if (role == "scaler" && layout.argNames.back() == "loss_scale")
+      layout.scaleArg = i;
+  }
+  for (unsigned i = 0; i < step.getNumResults(); ++i) {
+    StringRef role = roleOf(step.getResultAttrDict(i));
+    layout.resultRoles.push_back(role.str());
+    layout.resultNames.push_back(nameOf(step.getResultAttrDict(i), i));
+    if (isStateRole(role))
+      layout.stateResults.push_back(i);
+    else if (role == "loss")
+      layout.lossResult = i;
+    else if (role == "found_inf")
+      layout.foundInfResult = i;
+    else if (role == "nonfinite")
+      layout.nonfiniteResult = i;
+    else if (role == "lr")
+      layout.lrResult = i;
+  }
+  if (layout.stateArgs.size() != layout.stateResults.size() ||
+      layout.labelsArg < 0 || layout.lossResult < 0 ||
+      layout.foundInfResult < 0 || layout.inputArgs.size() != 1)
+    return step.emitError("@train_step does not have the layout of a train "
+                          "step built by amp (one input, labels, matching "
+                          "state arguments and results)"),
+           failure();
+  for (unsigned k = 0; k < layout.stateArgs.size(); ++k)
+    if (layout.argNames[layout.stateArgs[k]] !=
+        layout.resultNames[layout.stateResults[k]])
+      return step.emitError("state argument '")
+                 << layout.argNames[layout.stateArgs[k]]
+                 << "' and result '"
+                 << layout.resultNames[layout.stateResults[k]]
+                 << "' are out of order",
+             failure();
+  // @main(params..., buffers..., inputs...).
+  llvm::StringMap<unsigned> stateIndex;
+  for (unsigned k = 0; k < layout.stateArgs.size(); ++k)
+    stateIndex[layout.argNames[layout.stateArgs[k]]] = k;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    StringRef role = roleOf(main.getArgAttrDict(i));
+    if (role == "param" || role == "buffer") {
+      auto it = stateIndex.find(nameOf(main.getArgAttrDict(i), i));
+      if (it == stateIndex.end())
+        return main.emitError("argument ") << i << " is not in the state",
+               failure();
+      layout.mainState.push_back(it->second);
+    } else {
+      layout.mainInputs.push_back(i);
+    }
+  }
+  if (auto info = module->getAttrOfType<DictionaryAttr>(training::kTrainAttrName))
+    if (auto min = info.getAs<FloatAttr>("loss_scale_min"))
+      layout.scaleMin = min.getValueAsDouble();
+  return layout;
+}
+
+/// Rows `rows` of `data` (samples along dimension 0).
+Tensor gatherRows(const Tensor &data, ArrayRef<int64_t> rows) {
+  Tensor batch;
+  batch.elementType = data.elementType;
+  batch.shape = data.shape;
+  batch.shape[0] = rows.size();
+  size_t rowBytes = data.shape[0] ? data.bytes.size() / data.shape[0] : 0;
+  batch.bytes.resize(rowBytes * rows.size());
+  for (size_t i = 0; i < rows.size(); ++i)
+    std::memcpy(batch.bytes.data() + i * rowBytes,
+                data.bytes.data() + rows[i] * rowBytes, rowBytes);
+  return batch;
+}
+
+double scalarOf(const Tensor &tensor) {
+  return tensor.getNumElements() ? tensor.getAsDouble(0) : 0.0;
+}
+
+bool sameSignature(const Tensor &a, const Tensor &b) {
+  return a.elementType == b.elementType && a.shape == b.shape;
+}
+
+/// The permutation of epoch `epoch` (Fisher-Yates over a per-epoch seed).
+std::vector<int64_t> epochOrder(int64_t count, uint64_t seed, int64_t epoch,
+                                bool shuffle) {
+  std::vector<int64_t> order(count);
+  for (int64_t i = 0; i < count; ++i)
+    order[i] = i;
+  if (!shuffle)
+    return order;
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ULL + epoch + 1);
+  for (int64_t i = count - 1; i > 0; --i)
+    std::swap(order[i], order[rng() % static_cast<uint64_t>(i + 1)]);
+  return order;
+}
+
+class Trainer {
+public:
+  Trainer(const TrainLoopOptions &options, llvm::raw_ostream &log)
+      : options(options), log(log) {}
+  LogicalResult run(ModuleOp module);
+
+private:
+  LogicalResult fail(const Twine &message) {
+    llvm::errs() << "error: " << message << "\n";
+    return failure();
+  }
+  LogicalResult readData(MLIRContext *context, StringRef dataPath,
+                         StringRef labelsPath, Tensor &data, Tensor &labels,
+                         bool forEval);
+  LogicalResult loadState();
+  LogicalResult saveState();
+  LogicalResult evaluate(const Tensor &data, const Tensor &labels);
+
+  const TrainLoopOptions &options;
+  llvm::raw_ostream &log;
+  Layout layout;
+  std::unique_ptr<CpuProgram> program;
+  const CpuFunction *step = nullptr, *main = nullptr;
+  std::vector<Tensor> state;
+  int64_t batchesDone = 0;
+  int64_t numClasses = 0;
+};
+
+LogicalResult Trainer::readData(MLIRContext *context, StringRef dataPath,
+                                StringRef labelsPath, Tensor &data,
+                                Tensor &labels, bool forEval) {
+  auto x = readTensorFile(dataPath, context);
+  if (!x)
+    return fail(llvm::toString(x.takeError()));
+  auto y = readTensorFile(labelsPath, context);
+  if (!y)
+    return fail(llvm::toString(y.takeError()));
+  data = std::move(*x);
+  labels = std::move(*y);
+  if (data.shape.empty() || labels.shape.empty())
+    return fail("'" + dataPath + "' and '" + labelsPath +
+                "' must hold samples along dimension 0");
+  if (data.shape[0] != labels.shape[0])
+    return fail("'" + dataPath + "' has " + Twine(data.shape[0]) +
+                " samples but '" + labelsPath + "' has " +
+                Twine(labels.shape[0]));
+  // Shapes and types, checked on a first batch (the train step may have a
+  // static batch size; @main takes any).
+  std::vector<int64_t> first;
+  for (int64_t i = 0; i < std::min(data.shape[0], options.batchSize); ++i)
+    first.push_back(i);
+  const CpuFunction &fn = forEval ? *main : *step;
+  unsigned inputArg = forEval ? layout.mainState.size() : layout.inputArgs[0];
+  if (llvm::Error err = fn.checkInput(inputArg, gatherRows(data, first),
+                                      dataPath))
+    return fail(llvm::toString(std::move(err)));
+  if (data.shape[0] >= options.batchSize)
+    if (llvm::Error err = step->checkInput(
+            layout.labelsArg, gatherRows(labels, first), labelsPath))
+      return fail(llvm::toString(std::move(err)));
+  if (numClasses > 0 && labels.elementType == amp_runtime::ElementType::I64) {
+    const int64_t *values = reinterpret_cast<const int64_t *>(labels.bytes.data());
+    for (int64_t i = 0; i < labels.getNumElements(); ++i)
+      if (values[i] < 0 || values[i] >= numClasses)
+        return fail("'" + labelsPath + "': label " + Twine(values[i]) +
+                    " at index " + Twine(i) + " is out of range [0, " +
+                    Twine(numClasses) + ")");
+  }
+  return success();
+}
+
+LogicalResult Trainer::loadState() {
+  amp_runtime::NamedTensors arrays;
+  std::string error;
+  if (!amp_runtime::readNpz(options.loadState, arrays, error))
+    return fail(error);
+  llvm::StringMap<const Tensor *> byName;
+  for (const auto &[name, tensor] : arrays)
+    byName[name] = &tensor;
+  for (auto [k, arg] : llvm::enumerate(layout.stateArgs)) {
+    const std::string &name = layout.argNames[arg];
+    const Tensor *loaded = byName.lookup(name);
+    if (!loaded)
+      return fail("state file '" + options.loadState +
+                  "' does not match the program: it has no '" + name + "'");
+    if (!sameSignature(*loaded, state[k]))
+      return fail("state file '" + options.loadState + "': '" + name +
+                  "' is " + amp_runtime::getElementTypeName(loaded->elementType) +
+                  " " + amp_runtime::formatShape(loaded->shape) +
+                  " but the program expects " +
+                  amp_runtime::getElementTypeName(state[k].elementType) + " " +
+                  amp_runtime::formatShape(state[k].shape));
+    state[k] = *loaded;
+    byName.erase(name);
+  }
+  if (const Tensor *done = byName.lookup("amp_run.batches_done")) {
+    batchesDone = static_cast<int64_t>(scalarOf(*done));
+    byName.erase("amp_run.batches_done");
+  }
+  if (!byName.empty())
+    return fail("state file '" + options.loadState +
+                "' does not match the program: it has '" +
+                byName.begin()->getKey() + "', which the program lacks");
+  return success();
+}
+
+LogicalResult Trainer::saveState() {
+  amp_runtime::NamedTensors arrays;
+  for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
+    arrays.emplace_back(layout.argNames[arg], state[k]);
+  Tensor done;
+  done.elementType = amp_runtime::ElementType::I64;
+  done.bytes.resize(8);
+  std::memcpy(done.bytes.data(), &batchesDone, 8);
+  arrays.emplace_back("amp_run.batches_done", std::move(done));
+  std::string error;
+  if (!amp_runtime::writeNpz(options.saveState, arrays, error))
+    return fail(error);
+  return success();
+}
+
+LogicalResult Trainer::evaluate(const Tensor &data, const Tensor &labels) {
+  int64_t count = data.shape[0];
+  double correct = 0, squared = 0;
+  int64_t elements = 0;
+  for (int64_t start = 0; start < count; start += options.batchSize) {
+    std::vector<int64_t> rows;
+    for (int64_t i = start; i < std::min(count, start + options.batchSize); ++i)
+      rows.push_back(i);
+    std::vector<Tensor> args;
+    for (unsigned k : layout.mainState)
+      args.push_back(state[k]);
+    args.push_back(main->prepareInput(layout.mainState.size(),
+                                      gatherRows(data, rows)));
+    std::vector<Tensor> results;
+    main->run(args, results);
+    const Tensor &out = results[0];
+    Tensor target = gatherRows(labels, rows);
+    if (numClasses > 0) {
+      int64_t classes = out.shape.size() > 1 ? out.shape[1] : 1;
+      for (size_t r = 0; r < rows.size(); ++r) {
+        int64_t best = 0;
+        for (int64_t c = 1; c < classes; ++c)
+          if (out.getAsDouble(r * classes + c) >
+              out.getAsDouble(r * classes + best))
+            best = c;
+        correct += best == static_cast<int64_t>(target.getAsDouble(r));
+      }
+    } else {
+      for (int64_t i = 0; i < out.getNumElements(); ++i) {
+        double d = out.getAsDouble(i) - target.getAsDouble(i);
+        squared += d * d;
+      }
+      elements += out.getNumElements();
+    }
+  }
+  if (numClasses > 0)
+    log << llvm::format("eval: accuracy %.2f%% (%lld samples)\n",
+                        100.0 * correct / count,
+                        static_cast<long long>(count));
+  else
+    log << llvm::format("eval: mse %.6g (%lld samples)\n",
+                        elements ? squared / elements : 0.0,
+                        static_cast<long long>(count));
+  return success();
+}
+
+LogicalResult Trainer::run(ModuleOp module) {
+  auto parsed = readLayout(module);
+  if (failed(parsed))
+    return failure();
+  layout = *parsed;
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  auto outputType = cast<RankedTensorType>(main.getResultTypes()[0]);
+  auto labelsType = cast<RankedTensorType>(
+      module.lookupSymbol<func::FuncOp>("train_step")
+          .getArgumentTypes()[layout.labelsArg]);
+  if (isa<IntegerType>(labelsType.getElementType()) &&
+      outputType.getRank() >= 2 && !outputType.isDynamicDim(1))
+    numClasses = outputType.getDimSize(1);
+
+  auto compiled = CpuProgram::compile(
+      module, "", {"train_step", "initial_state", "main"});
+  if (failed(compiled))
+    return failure();
+  program = std::move(*compiled);
+  step = program->getFunction("train_step");
+  this->main = program->getFunction("main");
+  program->getFunction("initial_state")->run({}, state);
+  if (state.size() != layout.stateArgs.size())
+    return fail("@initial_state does not return the train step's state");
+  if (!options.loadState.empty() && failed(loadState()))
+    return failure();
+
+  Tensor data, labels, evalData, evalLabels;
+  MLIRContext *context = module.getContext();
+  if (failed(readData(context, options.data, options.labels, data, labels,
+                      /*forEval=*/false)))
+    return failure();
+  int64_t samples = data.shape[0];
+  if (options.batchSize > samples)
+    return fail("--batch-size " + Twine(options.batchSize) +
+                " is larger than the data set (" + Twine(samples) +
+                " samples in '" + options.data + "')");
+  if (!options.evalData.empty() &&
+      failed(readData(context, options.evalData, options.evalLabels,
+                      evalData, evalLabels, /*forEval=*/true)))
+    return failure();
+  int64_t perEpoch = samples / options.batchSize;
+  int64_t total = options.steps > 0 ? options.steps : options.epochs * perEpoch;
+
+  std::unique_ptr<llvm::raw_fd_ostream> csv;
+  std::string csvPartial = options.logCsv + ".partial";
+  if (!options.logCsv.empty()) {
+    std::error_code ec;
+    csv = std::make_unique<llvm::raw_fd_ostream>(csvPartial, ec);
+    if (ec)
+      return fail("cannot write '" + options.logCsv + "': " + ec.message());
+    *csv << "step,loss,loss_scale,lr,found_inf,skipped\n";
+  }
+  auto dropCsv = [&] {
+    if (csv) {
+      csv.reset();
+      llvm::sys::fs::remove(csvPartial);
+    }
+  };
+
+  int64_t skipped = 0, epochCached = -1;
+  std::vector<int64_t> order;
+  double lastScale = layout.scaleArg >= 0 ? 0 : 1, lastLr = 0, lastLoss = 0;
+  auto start = std::chrono::steady_clock::now();
+  std::vector<Tensor> args(step->getInputs().size()), results;
+  for (int64_t n = 0; n < total; ++n, ++batchesDone) {
+    int64_t epoch = batchesDone / perEpoch, offset = batchesDone % perEpoch;
+    if (epoch != epochCached) {
+      order = epochOrder(samples, options.shuffleSeed, epoch, options.shuffle);
+      epochCached = epoch;
+    }
+    ArrayRef<int64_t> rows(order.data() + offset * options.batchSize,
+                           options.batchSize);
+    for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
+      args[arg] = state[k];
+    args[layout.inputArgs[0]] =
+        step->prepareInput(layout.inputArgs[0], gatherRows(data, rows));
+    args[layout.labelsArg] = gatherRows(labels, rows);
+    double scaleIn = layout.scaleArg >= 0 ? scalarOf(args[layout.scaleArg]) : 1;
+    step->run(args, results);
+    for (auto [k, result] : llvm::enumerate(layout.stateResults))
+      state[k] = std::move(results[result]);
+    lastLoss = scalarOf(results[layout.lossResult]);
+    bool overflow = scalarOf(results[layout.foundInfResult]) > 0;
+    skipped += overflow;
+    lastLr = layout.lrResult >= 0 ? scalarOf(results[layout.lrResult]) : 0;
+    lastScale = scaleIn;
+    if (csv)
+      *csv << batchesDone + 1 << "," << llvm::format("%.9g", lastLoss) << ","
+           << llvm::format("%.9g", scaleIn) << ","
+           << llvm::format("%.9g", lastLr) << "," << int(overflow) << ","
+           << skipped << "\n";
+    if (overflow && scaleIn <= std::max(layout.scaleMin, 0.0)) {
+      std::string names;
+      if (layout.nonfiniteResult >= 0) {
+        const Tensor &flags = results[layout.nonfiniteResult];
+        for (int64_t i = 0; i < flags.getNumElements(); ++i)
+          if (flags.getAsDouble(i) > 0 && i < (int64_t)layout.paramNames.size())
+            names += (names.empty() ? "" : ", ") + layout.paramNames[i];
+      }
+      dropCsv();
+      return fail("step " + Twine(batchesDone + 1) +
+                  " overflowed with the loss scale at its minimum (" +
+                  llvm::formatv("{0}", scaleIn) +
+                  "); non-finite gradients in: " +
+                  (names.empty() ? std::string("(none reported)") : names));
+    }
+    if ((n + 1) % options.logEvery == 0 || n + 1 == total) {
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      log << llvm::format("step %lld  loss %.6f  scale %g  lr %.6g  skipped "
+                          "%lld  %.2f steps/s\n",
+                          static_cast<long long>(batchesDone + 1), lastLoss,
+                          scaleIn, lastLr, static_cast<long long>(skipped),
+                          (n + 1) / std::max(seconds, 1e-9));
+    }
+  }
+  double finalScale =
+      layout.scaleArg >= 0
+          ? scalarOf(state[llvm::find(layout.stateArgs,
+                                      static_cast<unsigned>(layout.scaleArg)) -
+                           layout.stateArgs.begin()])
+          : 1.0;
+  log << llvm::format("done: %lld steps, %lld skipped, final loss scale %g\n",
+                      static_cast<long long>(total),
+                      static_cast<long long>(skipped), finalScale);
+  (void)lastScale;
+  if (!options.evalData.empty() && failed(evaluate(evalData, evalLabels))) {
+    dropCsv();
+    return failure();
+  }
+  if (!options.saveState.empty() && failed(saveState())) {
+    dropCsv();
+    return failure();
+  }
+  if (csv) {
+    csv->close();
+    csv.reset();
+    if (std::error_code ec = llvm::sys::fs::rename(csvPartial, options.logCsv))
+      return fail("cannot write '" + options.logCsv + "': " + ec.message());
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::amp::execution::runTrainLoop(ModuleOp module,
+                                                 const TrainLoopOptions &options,
+                                                 llvm::raw_ostream &log) {
+  Trainer trainer(options, log);
+  return trainer.run(module);
+}
+
+LogicalResult mlir::amp::execution::trainFromCommandLine(
+    StringRef path, MLIRContext &context, llvm::SourceMgr &sourceMgr,
+    llvm::raw_ostream &log) {
+  auto fail = [](llvm::Error err) {
+    llvm::errs() << "error: " << llvm::toString(std::move(err)) << "\n";
+    return failure();
+  };
+  llvm::Expected<TrainLoopOptions> loop = getTrainLoopCLOptions();
+  if (!loop)
+    return fail(loop.takeError());
+  bool isOnnx = isONNXFile(path);
+  std::optional<training::TrainStepOptions> stepOptions;
+  if (isOnnx) {
+    llvm::Expected<training::TrainStepOptions> parsed =
+        training::getTrainCLOptions();
+    if (!parsed)
+      return fail(parsed.takeError());
+    stepOptions = *parsed;
+    if (stepOptions->batchSize == 0)
+      stepOptions->batchSize = loop->batchSize;
+    AmpAutocastOptions autocast = getAutocastCLOptions();
+    stepOptions->frontEnd.runAutocast = !autocast.type.empty();
+    if (autocast.type.empty())
+      autocast.type = "f16";
+    stepOptions->frontEnd.autocast = autocast;
+    if (llvm::Error err = checkAutocastOptions(autocast))
+      return fail(std::move(err));
+  }
+  auto module = loadModel(path, context, sourceMgr, /*forTraining=*/isOnnx);
+  if (failed(module))
+    return failure();
+  if (isOnnx && failed(training::buildTrainStep(**module, *stepOptions)))
+    return failure();
+  return runTrainLoop(**module, *loop, log);
+}

@@ -1,0 +1,143 @@
+//===- Autodiff.cpp - reverse-mode differentiation of amp graphs ----------===//
+
+#include "amp/Training/Autodiff.h"
+
+#include "amp/Dialect/Amp/IR/AmpGradientInterface.h"
+#include "amp/Dialect/Amp/IR/AmpOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+using namespace mlir::amp::training;
+
+static bool isFloatTensor(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && isa<FloatType>(type.getElementType());
+}
+
+Activity::Activity(Block &block, Value target, ArrayRef<Value> wrt) {
+  // Forward: values that vary with `wrt`.
+  llvm::DenseSet<Value> varied(wrt.begin(), wrt.end());
+  for (Operation &op : block.without_terminator())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return varied.contains(v); }))
+      for (Value result : op.getResults())
+        if (isFloatTensor(result))
+          varied.insert(result);
+  // Backward: values `target` depends on through differentiable operands.
+  llvm::DenseSet<Value> useful{target};
+  for (Operation &op : llvm::reverse(block.without_terminator())) {
+    if (llvm::none_of(op.getResults(),
+                      [&](Value v) { return useful.contains(v); }))
+      continue;
+    auto rule = dyn_cast<GradientOpInterface>(&op);
+    for (auto [i, operand] : llvm::enumerate(op.getOperands()))
+      if (isFloatTensor(operand) && (!rule || rule.isDifferentiableOperand(i)))
+        useful.insert(operand);
+  }
+  for (Value v : varied)
+    if (useful.contains(v))
+      active.insert(v);
+}
+
+namespace {
+/// Collects the ops a gradient rule creates.
+struct CreatedOps : public OpBuilder::Listener {
+  SmallVector<Operation *> ops;
+  void notifyOperationInserted(Operation *op,
+                               OpBuilder::InsertPoint) override {
+    ops.push_back(op);
+  }
+};
+} // namespace
+
+FailureOr<SmallVector<Value>>
+mlir::amp::training::buildGradients(Block &block, Value target, Value seed,
+                                    ArrayRef<Value> wrt) {
+  Activity activity(block, target, wrt);
+  llvm::DenseMap<Value, Value> grads;
+  CreatedOps created;
+  OpBuilder builder(block.getTerminator());
+  builder.setListener(&created);
+  grads[target] = seed;
+
+  auto accumulate = [&](Value value, Value grad) -> LogicalResult {
+    if (grad.getType() != value.getType()) {
+      auto want = cast<RankedTensorType>(value.getType());
+      auto got = cast<RankedTensorType>(grad.getType());
+      if (want.getElementType() != got.getElementType() ||
+          want.getRank() != got.getRank())
+        return failure();
+    }
+    auto [it, inserted] = grads.try_emplace(value, grad);
+    if (!inserted)
+      it->second = builder.create<AddOp>(grad.getLoc(),
+                                         ValueRange{it->second, grad},
+                                         ArrayRef<NamedAttribute>{});
+    return success();
+  };
+
+  SmallVector<Operation *> forward;
+  for (Operation &op : block.without_terminator())
+    forward.push_back(&op);
+  for (Operation *op : llvm::reverse(forward)) {
+    SmallVector<Value> resultGrads;
+    bool any = false;
+    for (Value result : op->getResults()) {
+      Value g = activity.isActive(result) || result == target
+                    ? grads.lookup(result)
+                    : Value();
+      resultGrads.push_back(g);
+      any |= static_cast<bool>(g);
+    }
+    if (!any)
+      continue;
+    bool activeOperand = llvm::any_of(
+        op->getOperands(), [&](Value v) { return activity.isActive(v); });
+    if (!activeOperand)
+      continue;
+    auto rule = dyn_cast<GradientOpInterface>(op);
+    if (!rule)
+      return op->emitOpError("has no gradient rule, but the loss depends on "
+                             "trainable values through it"),
+             failure();
+    SmallVector<Value> operandGrads(op->getNumOperands());
+    created.ops.clear();
+    if (failed(rule.buildGradients(builder, resultGrads, operandGrads)))
+      return failure();
+    // Backward ops compute with fp32 accumulators where the forward op does.
+    if (auto accumulate = op->getAttr(kAccumulateAttrName))
+      for (Operation *newOp : created.ops)
+        if (auto precision = dyn_cast<PrecisionOpInterface>(newOp))
+          if (precision.supportsF32Accumulation())
+            newOp->setAttr(kAccumulateAttrName, accumulate);
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      if (!operandGrads[i] || !activity.isActive(operand))
+        continue;
+      if (failed(accumulate(operand, operandGrads[i])))
+        return op->emitOpError("gradient rule produced ")
+                   << operandGrads[i].getType() << " for operand #" << i
+                   << " of type " << operand.getType(),
+               failure();
+    }
+  }
+
+  SmallVector<Value> result;
+  for (Value value : wrt) {
+    if (Value g = grads.lookup(value)) {
+      result.push_back(g);
+      continue;
+    }
+    auto type = cast<RankedTensorType>(value.getType());
+    if (!type.hasStaticShape())
+      return emitError(value.getLoc(), "no gradient reaches a value of "
+                                       "dynamic shape"),
+             failure();
+    result.push_back(builder.create<ConstantOp>(
+        value.getLoc(),
+        DenseElementsAttr::get(type, builder.getZeroAttr(type.getElementType()))));
+  }
+  return result;
+}

@@ -1,0 +1,583 @@
+//===- TrainStep.cpp - mixed-precision train steps as amp functions -------===//
+//
+// Order of construction (see docs/Training.md):
+//   1. @train_step: a copy of @main plus the loss; initializers that the
+//      loss depends on through differentiable operands become parameter
+//      arguments, training-mode BatchNormalization statistics become buffer
+//      arguments. @main gets the same arguments and eval-mode semantics.
+//   2. The front end (cleanup, amp-autocast) runs on the module, so the
+//      forward pass gets the policy's precision and each fp32 parameter is
+//      cast once.
+//   3. The reverse pass (Autodiff.cpp), seeded with the loss scale.
+//   4. Unscale + Inf/NaN check (one multi-tensor op), clipping, the
+//      learning-rate schedule and the optimizer (Optimizer.cpp), and the
+//      loss-scale update (LossScale.cpp); every state update is skipped on
+//      overflow.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Training/TrainStep.h"
+
+#include "TrainStepInternal.h"
+
+#include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "amp/Target/ONNX/ONNXImporter.h"
+#include "amp/Training/Autodiff.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Regex.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+using namespace mlir::amp::training;
+using gradients::GradientBuilder;
+
+LossScaleMode
+mlir::amp::training::resolveLossScaleMode(const TrainStepOptions &options) {
+  if (options.lossScale != LossScaleMode::Default)
+    return options.lossScale;
+  bool fp16 = options.frontEnd.runAutocast &&
+              options.frontEnd.autocast.optLevel > 0 &&
+              options.frontEnd.autocast.type == "f16";
+  return fp16 ? LossScaleMode::Dynamic : LossScaleMode::None;
+}
+
+namespace {
+
+/// A value of the training state: its name, role and initial value.
+struct StateEntry {
+  std::string name;
+  StringRef role;
+  ElementsAttr init;
+};
+
+/// An initializer turned into an argument.
+struct Initializer {
+  std::string name;
+  mutable ConstantOp constant;
+};
+
+class TrainStepBuilder {
+public:
+  TrainStepBuilder(ModuleOp module, const TrainStepOptions &options)
+      : module(module), options(options), context(module.getContext()) {}
+
+  LogicalResult build();
+
+private:
+  LogicalResult collectInitializers(func::FuncOp func,
+                                    SmallVectorImpl<Initializer> &params,
+                                    SmallVectorImpl<Initializer> &buffers,
+                                    SmallVectorImpl<Value> &bufferUpdates,
+                                    Value loss);
+  FailureOr<Value> appendLoss(func::FuncOp func, OpBuilder &builder);
+  LogicalResult prepareMain(func::FuncOp main);
+  LogicalResult appendUpdate(func::FuncOp step);
+  void buildInitialState();
+
+  ModuleOp module;
+  const TrainStepOptions &options;
+  MLIRContext *context;
+  LossScaleMode scaleMode = LossScaleMode::None;
+
+  /// Parameters and buffers, in argument order, with their initial values;
+  /// then the optimizer, scaler and step state.
+  SmallVector<StateEntry> params, buffers, stateInit;
+};
+} // namespace
+
+/// Replaces the uses of each initializer constant with a new argument of
+/// `func` inserted at `index` (the constants are erased).
+static void turnIntoArguments(func::FuncOp func, ArrayRef<Initializer> inits,
+                              unsigned index, StringRef role) {
+  MLIRContext *context = func.getContext();
+  for (auto [i, init] : llvm::enumerate(inits)) {
+    unsigned position = index + i;
+    NamedAttrList attrs;
+    attrs.set("amp.name", StringAttr::get(context, init.name));
+    attrs.set(kRoleAttrName, StringAttr::get(context, role));
+    func.insertArgument(position, init.constant.getType(),
+                        attrs.getDictionary(context), init.constant.getLoc());
+    init.constant.getResult().replaceAllUsesWith(func.getArgument(position));
+    init.constant.erase();
+  }
+}
+
+/// Gives the arguments of `func` with a dynamic dimension 0 the static size
+/// `batch` (the cleanup's type refinement then makes the body static).
+static void specializeBatch(func::FuncOp func, int64_t batch) {
+  SmallVector<Type> types;
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (type && type.getRank() > 0 && type.isDynamicDim(0)) {
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] = batch;
+      arg.setType(type.clone(shape));
+    }
+    types.push_back(arg.getType());
+  }
+  func.setType(FunctionType::get(func.getContext(), types,
+                                 func.getResultTypes()));
+}
+
+static std::string initializerName(ConstantOp constant) {
+  return getConstantName(constant);
+}
+
+LogicalResult TrainStepBuilder::collectInitializers(
+    func::FuncOp func, SmallVectorImpl<Initializer> &paramInits,
+    SmallVectorImpl<Initializer> &bufferInits,
+    SmallVectorImpl<Value> &bufferUpdates, Value loss) {
+  Block &body = func.getBody().front();
+  std::optional<llvm::Regex> frozen;
+  if (!options.frozen.empty()) {
+    frozen.emplace(options.frozen);
+    std::string error;
+    if (!frozen->isValid(error))
+      return module.emitError("--frozen: invalid regular expression '")
+             << options.frozen << "': " << error;
+  }
+  // Training-mode BatchNormalization: running statistics are buffers.
+  llvm::DenseMap<Operation *, Value> bufferUpdate;
+  for (auto bn : body.getOps<BatchNormalizationOp>()) {
+    if (!bn.getTrainingMode() || bn.getRunningStats().size() != 2)
+      continue;
+    Value stats[2] = {bn.getInputMean(), bn.getInputVar()};
+    for (int k = 0; k < 2; ++k) {
+      auto constant = stats[k].getDefiningOp<ConstantOp>();
+      if (!constant || !constant->hasAttr(kInitializerAttrName))
+        continue;
+      if (bufferUpdate.count(constant))
+        return bn.emitOpError("shares its running statistics with another "
+                              "BatchNormalization; amp cannot update both");
+      bufferUpdate[constant] = bn.getRunningStats()[k];
+    }
+  }
+  SmallVector<Value> candidates;
+  SmallVector<ConstantOp> candidateOps;
+  for (auto constant : body.getOps<ConstantOp>()) {
+    if (!constant->hasAttr(kInitializerAttrName) || bufferUpdate.count(constant))
+      continue;
+    auto type = dyn_cast<RankedTensorType>(constant.getType());
+    if (!type || !isa<FloatType>(type.getElementType()))
+      continue;
+    std::string name = initializerName(constant);
+    if (frozen && frozen->match(name))
+      continue;
+    candidates.push_back(constant);
+    candidateOps.push_back(constant);
+  }
+  Activity activity(body, loss, candidates);
+  for (ConstantOp constant : candidateOps)
+    if (activity.reaches(constant))
+      paramInits.push_back({initializerName(constant), constant});
+  for (auto constant : body.getOps<ConstantOp>())
+    if (auto it = bufferUpdate.find(constant); it != bufferUpdate.end()) {
+      bufferInits.push_back({initializerName(constant), constant});
+      bufferUpdates.push_back(it->second);
+    }
+  if (paramInits.empty())
+    return module.emitError("nothing to train: no float initializer reaches "
+                            "the loss")
+           << (frozen ? " (after --frozen)" : "");
+  return success();
+}
+
+FailureOr<Value> TrainStepBuilder::appendLoss(func::FuncOp func,
+                                              OpBuilder &builder) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  Value output = ret.getOperand(0);
+  auto outputType = cast<RankedTensorType>(output.getType());
+  Location loc = func.getLoc();
+  GradientBuilder gb(builder, loc);
+  auto addLabels = [&](Type type) {
+    unsigned index = func.getNumArguments();
+    NamedAttrList attrs;
+    attrs.set("amp.name", StringAttr::get(context, "labels"));
+    attrs.set(kRoleAttrName, StringAttr::get(context, "labels"));
+    func.insertArgument(index, type, attrs.getDictionary(context), loc);
+    return func.getArgument(index);
+  };
+  if (!isa<FloatType>(outputType.getElementType()))
+    return func.emitError("the model's first output (the ")
+           << (options.loss == LossKind::Output ? "loss" : "prediction")
+           << ") is not a float tensor but " << outputType,
+           failure();
+  Value loss;
+  switch (options.loss) {
+  case LossKind::CrossEntropy: {
+    if (outputType.getRank() < 2)
+      return func.emitError("--loss=cross-entropy needs (N, C, ...) logits "
+                            "as the first output; it has type ")
+                 << outputType,
+             failure();
+    SmallVector<int64_t> labelShape{outputType.getDimSize(0)};
+    for (int64_t i = 2; i < outputType.getRank(); ++i)
+      labelShape.push_back(outputType.getDimSize(i));
+    Value labels = addLabels(
+        RankedTensorType::get(labelShape, builder.getI64Type()));
+    loss = gb.createAll<SoftmaxCrossEntropyLossOp>(
+        {output, labels, gb.none()}, {gb.attr("reduction", StringRef("mean"))})
+               .front();
+    break;
+  }
+  case LossKind::MeanSquaredError: {
+    Value labels = addLabels(outputType);
+    Value diff = gb.sub(output, labels);
+    loss = gb.create<ReduceMeanOp>({gb.mul(diff, diff), gb.none()},
+                                   {gb.attr("keepdims", int64_t(0))});
+    break;
+  }
+  case LossKind::Output:
+    if (outputType.getNumElements() != 1)
+      return func.emitError("--loss=output needs a scalar loss as the "
+                            "model's first output; it has type ")
+                 << outputType,
+             failure();
+    loss = outputType.getRank() == 0
+               ? output
+               : gb.create<ReshapeOp>({output, gb.i64s({})});
+    break;
+  }
+  if (!loss || gb.hasFailed())
+    return failure();
+  return gb.castTo(loss, builder.getF32Type());
+}
+
+LogicalResult TrainStepBuilder::prepareMain(func::FuncOp main) {
+  // Parameters and buffers become arguments (same order as @train_step).
+  Block &body = main.getBody().front();
+  llvm::StringMap<ConstantOp> byName;
+  for (auto constant : body.getOps<ConstantOp>())
+    if (constant->hasAttr(kInitializerAttrName))
+      byName[initializerName(constant)] = constant;
+  auto collect = [&](ArrayRef<StateEntry> entries,
+                     SmallVectorImpl<Initializer> &inits) -> LogicalResult {
+    for (const StateEntry &entry : entries) {
+      ConstantOp constant = byName.lookup(entry.name);
+      if (!constant)
+        return main.emitError("initializer '") << entry.name
+                                               << "' not found in @main";
+      inits.push_back({entry.name, constant});
+    }
+    return success();
+  };
+  SmallVector<Initializer> paramInits, bufferInits;
+  if (failed(collect(params, paramInits)) ||
+      failed(collect(buffers, bufferInits)))
+    return failure();
+  turnIntoArguments(main, paramInits, 0, "param");
+  turnIntoArguments(main, bufferInits, paramInits.size(), "buffer");
+  // Eval mode: BatchNormalization normalises with the running statistics.
+  SmallVector<BatchNormalizationOp> trainingBNs;
+  for (auto bn : body.getOps<BatchNormalizationOp>())
+    if (bn.getTrainingMode())
+      trainingBNs.push_back(bn);
+  for (BatchNormalizationOp bn : trainingBNs) {
+    for (Value stat : bn.getRunningStats())
+      if (!stat.use_empty())
+        return bn.emitOpError("its running statistics are model outputs; "
+                              "amp keeps them as training state instead");
+    OpBuilder builder(bn);
+    NamedAttrList attrs(bn->getAttrDictionary());
+    attrs.erase("training_mode");
+    auto eval = builder.create<BatchNormalizationOp>(
+        bn.getLoc(), TypeRange{bn.getY().getType()}, bn->getOperands(),
+        attrs.getAttrs());
+    bn.getY().replaceAllUsesWith(eval.getY());
+    bn.erase();
+  }
+  return success();
+}
+
+LogicalResult TrainStepBuilder::build() {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main || main.getBody().empty())
+    return module.emitError("--train needs the model's forward function "
+                            "@main");
+  if (main.getNumResults() == 0)
+    return main.emitError("the model has no outputs");
+  if (module.lookupSymbol("train_step") ||
+      module.lookupSymbol("initial_state"))
+    return module.emitError("the module already holds a training program");
+  scaleMode = resolveLossScaleMode(options);
+
+  // 1. @train_step = @main + loss.
+  OpBuilder moduleBuilder(context);
+  moduleBuilder.setInsertionPointAfter(main);
+  auto step = cast<func::FuncOp>(moduleBuilder.clone(*main));
+  step.setSymName("train_step");
+  for (unsigned i = 0; i < step.getNumArguments(); ++i)
+    step.setArgAttr(i, kRoleAttrName, StringAttr::get(context, "input"));
+  if (options.batchSize > 0)
+    specializeBatch(step, options.batchSize);
+  Block &body = step.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  OpBuilder builder(ret);
+  FailureOr<Value> loss = appendLoss(step, builder);
+  if (failed(loss))
+    return failure();
+  SmallVector<Initializer> paramInits, bufferInits;
+  SmallVector<Value> bufferUpdates;
+  if (failed(collectInitializers(step, paramInits, bufferInits, bufferUpdates,
+                                 *loss)))
+    return failure();
+  for (const Initializer &init : paramInits)
+    params.push_back({init.name, "param", init.constant.getValue()});
+  for (const Initializer &init : bufferInits)
+    buffers.push_back({init.name, "buffer", init.constant.getValue()});
+  SmallVector<Value> results{*loss};
+  results.append(bufferUpdates);
+  builder.create<func::ReturnOp>(ret.getLoc(), results);
+  ret.erase();
+  step.setType(FunctionType::get(context, step.getArgumentTypes(),
+                                 TypeRange(ValueRange(results))));
+  if (options.batchSize > 0)
+    specializeBatch(step, options.batchSize);
+  turnIntoArguments(step, paramInits, 0, "param");
+  turnIntoArguments(step, bufferInits, paramInits.size(), "buffer");
+  if (failed(prepareMain(main)))
+    return failure();
+
+  // 2. Cleanup and autocast of both functions.
+  PassManager pm(context);
+  FrontEndOptions frontEnd = options.frontEnd;
+  frontEnd.releaseWeights = false;
+  buildFrontEndPipeline(pm, frontEnd);
+  if (failed(pm.run(module)))
+    return failure();
+
+  // 3-4. Backward pass, optimizer and loss scaling.
+  if (failed(appendUpdate(module.lookupSymbol<func::FuncOp>("train_step"))))
+    return failure();
+  buildInitialState();
+
+  PassManager cleanup(context);
+  buildImportCleanupPipeline(cleanup);
+  if (failed(cleanup.run(module)))
+    return failure();
+  // The initializer markers have served their purpose.
+  module.walk([](ConstantOp constant) {
+    constant->removeAttr(kInitializerAttrName);
+  });
+  return success();
+}
+
+/// Inserts a rank-0 (or `shape`) argument named `name` at `index`.
+static Value insertStateArgument(func::FuncOp func, unsigned index, Type type,
+                                 StringRef name, StringRef role) {
+  MLIRContext *context = func.getContext();
+  NamedAttrList attrs;
+  attrs.set("amp.name", StringAttr::get(context, name));
+  attrs.set(kRoleAttrName, StringAttr::get(context, role));
+  func.insertArgument(index, type, attrs.getDictionary(context),
+                      func.getLoc());
+  return func.getArgument(index);
+}
+
+static ElementsAttr splat(RankedTensorType type, double value) {
+  Type element = type.getElementType();
+  if (isa<FloatType>(element))
+    return DenseElementsAttr::get(type, FloatAttr::get(element, value));
+  return DenseElementsAttr::get(
+      type, IntegerAttr::get(element, static_cast<int64_t>(value)));
+}
+
+LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
+  Block &body = step.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  Value loss = ret.getOperand(0);
+  SmallVector<Value> bufferUpdates(ret.getOperands().drop_front());
+  unsigned numParams = params.size(), numBuffers = buffers.size();
+  SmallVector<Value> paramArgs, bufferArgs;
+  for (unsigned i = 0; i < numParams; ++i)
+    paramArgs.push_back(step.getArgument(i));
+  for (unsigned i = 0; i < numBuffers; ++i)
+    bufferArgs.push_back(step.getArgument(numParams + i));
+
+  // State arguments after the buffers: optimizer, scaler, step.
+  Type f32 = Float32Type::get(context), i64 = IntegerType::get(context, 64);
+  auto scalarF32 = RankedTensorType::get({}, f32);
+  auto scalarI64 = RankedTensorType::get({}, i64);
+  unsigned index = numParams + numBuffers;
+  SmallVector<StringRef> stateNames = getOptimizerStateNames(options);
+  SmallVector<SmallVector<Value>> optimizerState(numParams);
+  for (auto [p, entry] : llvm::enumerate(params))
+    for (StringRef suffix : stateNames)
+      optimizerState[p].push_back(insertStateArgument(
+          step, index++, paramArgs[p].getType(),
+          (entry.name + "." + suffix).str(), "optimizer"));
+  SmallVector<ScalarState> scalerSpec = getScalerState(options, scaleMode);
+  SmallVector<Value> scalerState;
+  for (const ScalarState &spec : scalerSpec)
+    scalerState.push_back(insertStateArgument(
+        step, index++, spec.isInteger ? scalarI64 : scalarF32, spec.name,
+        "scaler"));
+  Value stepArg = insertStateArgument(step, index++, scalarI64, "step", "step");
+
+  OpBuilder builder(ret);
+  GradientBuilder gb(builder, step.getLoc());
+  // Backward, seeded with the loss scale.
+  Value seed = scalerState.empty() ? gb.scalar(f32, 1.0) : scalerState[0];
+  FailureOr<SmallVector<Value>> grads =
+      buildGradients(body, loss, seed, paramArgs);
+  if (failed(grads))
+    return failure();
+  SmallVector<Value> g(*grads);
+
+  // Unscale and check every gradient in one op.
+  Value foundInf, nonfinite;
+  if (!scalerState.empty()) {
+    Value invScale = gb.create<ReciprocalOp>({scalerState[0]});
+    SmallVector<Value> operands{invScale};
+    operands.append(g);
+    SmallVector<Value> results =
+        gb.createAll<MultiTensorUnscaleCheckOp>(operands);
+    if (results.empty())
+      return failure();
+    for (unsigned i = 0; i < numParams; ++i)
+      g[i] = results[i];
+    foundInf = results[numParams];
+    nonfinite = results[numParams + 1];
+  } else {
+    foundInf = gb.scalar(f32, 0.0);
+    auto flagsType = RankedTensorType::get({int64_t(numParams)}, f32);
+    nonfinite = builder.create<ConstantOp>(step.getLoc(), splat(flagsType, 0));
+  }
+  if (options.clipGradNorm > 0)
+    clipGradNorm(gb, options.clipGradNorm, g);
+
+  // Learning rate and optimizer.
+  Value stepF = gb.castTo(stepArg, f32);
+  Value lr = buildLearningRate(gb, options, stepF);
+  SmallVector<Value> newParams, newState;
+  for (unsigned p = 0; p < numParams; ++p) {
+    SmallVector<Value> updated;
+    buildOptimizerUpdate(gb, options, lr, stepF, paramArgs[p], g[p],
+                         optimizerState[p], updated);
+    if (updated.size() != 1 + optimizerState[p].size())
+      return failure();
+    newParams.push_back(updated[0]);
+    newState.append(updated.begin() + 1, updated.end());
+  }
+  SmallVector<Value> newScaler;
+  buildScaleUpdate(gb, options, scaleMode, scalerState, foundInf, newScaler);
+  Value newStep = gb.add(stepArg, gb.scalar(i64, 1.0));
+
+  // On overflow every state value but the scaler's keeps its input.
+  if (scaleMode != LossScaleMode::None) {
+    Value skip = gb.create<GreaterOp>({foundInf, gb.scalar(f32, 0.0)});
+    auto keep = [&](Value old, Value &updated) {
+      updated = gb.create<WhereOp>({skip, old, updated});
+    };
+    for (unsigned p = 0; p < numParams; ++p)
+      keep(paramArgs[p], newParams[p]);
+    for (unsigned b = 0; b < numBuffers; ++b)
+      keep(bufferArgs[b], bufferUpdates[b]);
+    unsigned s = 0;
+    for (unsigned p = 0; p < numParams; ++p)
+      for (Value old : optimizerState[p])
+        keep(old, newState[s++]);
+    keep(stepArg, newStep);
+  }
+  if (gb.hasFailed())
+    return failure();
+
+  // (loss, params, buffers, optimizer, scaler, step, found_inf, nonfinite,
+  // lr).
+  SmallVector<Value> results{loss};
+  SmallVector<std::pair<std::string, StringRef>> names{{"loss", "loss"}};
+  for (auto [p, entry] : llvm::enumerate(params)) {
+    results.push_back(newParams[p]);
+    names.push_back({entry.name, "param"});
+  }
+  for (auto [b, entry] : llvm::enumerate(buffers)) {
+    results.push_back(gb.castLike(bufferUpdates[b], bufferArgs[b]));
+    names.push_back({entry.name, "buffer"});
+  }
+  unsigned s = 0;
+  for (auto [p, entry] : llvm::enumerate(params))
+    for (StringRef suffix : stateNames) {
+      results.push_back(newState[s++]);
+      names.push_back({(entry.name + "." + suffix).str(), "optimizer"});
+    }
+  for (auto [k, spec] : llvm::enumerate(scalerSpec)) {
+    results.push_back(newScaler[k]);
+    names.push_back({spec.name, "scaler"});
+  }
+  results.push_back(newStep);
+  names.push_back({"step", "step"});
+  results.push_back(foundInf);
+  names.push_back({"found_inf", "found_inf"});
+  results.push_back(nonfinite);
+  names.push_back({"nonfinite", "nonfinite"});
+  results.push_back(lr);
+  names.push_back({"lr", "lr"});
+  if (gb.hasFailed() || llvm::any_of(results, [](Value v) { return !v; }))
+    return failure();
+  builder.create<func::ReturnOp>(ret.getLoc(), results);
+  ret.erase();
+  step.setType(FunctionType::get(context, step.getArgumentTypes(),
+                                 TypeRange(ValueRange(results))));
+  for (auto [i, entry] : llvm::enumerate(names)) {
+    step.setResultAttr(i, "amp.name", StringAttr::get(context, entry.first));
+    step.setResultAttr(i, kRoleAttrName, StringAttr::get(context, entry.second));
+  }
+
+  // The state's initial values, in argument order.
+  for (auto [p, entry] : llvm::enumerate(params))
+    for (StringRef suffix : stateNames)
+      stateInit.push_back(
+          {(entry.name + "." + suffix).str(), "optimizer",
+           splat(cast<RankedTensorType>(paramArgs[p].getType()), 0.0)});
+  for (const ScalarState &spec : scalerSpec)
+    stateInit.push_back({spec.name, "scaler",
+                         splat(spec.isInteger ? scalarI64 : scalarF32,
+                               spec.init)});
+  stateInit.push_back({"step", "step", splat(scalarI64, 0.0)});
+
+  // Describe the program for drivers (amp-run) and readers.
+  NamedAttrList info;
+  info.set("loss_scale", StringAttr::get(context, scaleMode ==
+                                                          LossScaleMode::Dynamic
+                                                      ? "dynamic"
+                                                  : scaleMode ==
+                                                          LossScaleMode::Static
+                                                      ? "static"
+                                                      : "none"));
+  info.set("loss_scale_min", FloatAttr::get(f32, options.scaleMin));
+  module->setAttr(kTrainAttrName, info.getDictionary(context));
+  return success();
+}
+
+void TrainStepBuilder::buildInitialState() {
+  OpBuilder builder(context);
+  builder.setInsertionPointToEnd(module.getBody());
+  SmallVector<StateEntry> all(params);
+  all.append(buffers);
+  all.append(stateInit);
+  SmallVector<Type> types;
+  for (const StateEntry &entry : all)
+    types.push_back(entry.init.getType());
+  Location loc = module.getLoc();
+  auto func = builder.create<func::FuncOp>(
+      loc, "initial_state", FunctionType::get(context, {}, types));
+  Block *block = func.addEntryBlock();
+  builder.setInsertionPointToStart(block);
+  SmallVector<Value> values;
+  for (const StateEntry &entry : all)
+    values.push_back(builder.create<ConstantOp>(loc, entry.init));
+  builder.create<func::ReturnOp>(loc, values);
+  for (auto [i, entry] : llvm::enumerate(all)) {
+    func.setResultAttr(i, "amp.name", StringAttr::get(context, entry.name));
+    func.setResultAttr(i, kRoleAttrName, StringAttr::get(context, entry.role));
+  }
+}
+
+LogicalResult
+mlir::amp::training::buildTrainStep(ModuleOp module,
+                                    const TrainStepOptions &options) {
+  return TrainStepBuilder(module, options).build();
+}
