@@ -58,6 +58,11 @@ struct TrainLoopCLOptions {
   cl::opt<int64_t> logEvery{"log-every",
                             cl::desc("Progress line every N steps (10)"),
                             cl::init(10), cl::cat(category)};
+  cl::opt<int64_t> accumulate{
+      "accumulate",
+      cl::desc("Micro-batches per optimizer step (needs a program built "
+               "with --split-step; amp-run builds it so from ONNX)"),
+      cl::init(1), cl::cat(category)};
   cl::opt<std::string> loadState{"load-state",
                                  cl::desc("Start from this state (.npz)"),
                                  cl::value_desc("file"), cl::cat(category)};
@@ -93,6 +98,9 @@ llvm::Expected<TrainLoopOptions> mlir::amp::execution::getTrainLoopCLOptions() {
   options.shuffleSeed = f.shuffleSeed;
   options.shuffle = !f.noShuffle;
   options.logEvery = f.logEvery;
+  options.accumulate = f.accumulate;
+  if (options.accumulate < 1)
+    return loopError("--accumulate must be >= 1");
   options.loadState = f.loadState;
   options.saveState = f.saveState;
   options.logCsv = f.logCsv;
@@ -116,7 +124,14 @@ llvm::Expected<TrainLoopOptions> mlir::amp::execution::getTrainLoopCLOptions() {
 namespace {
 
 /// The training program's signature, read from the roles before lowering.
+/// Roles and names of a function's arguments and results.
+struct Signature {
+  SmallVector<std::pair<std::string, std::string>> args, results;
+};
+
 struct Layout {
+  /// @compute_gradients and @apply_gradients (with --split-step).
+  std::optional<Signature> compute, apply;
   SmallVector<std::string> argRoles, resultRoles;
   SmallVector<std::string> argNames, resultNames;
   SmallVector<unsigned> stateArgs, stateResults, inputArgs;
@@ -217,6 +232,22 @@ FailureOr<Layout> readLayout(ModuleOp module) {
       layout.mainInputs.push_back(i);
     }
   }
+  auto signature = [](func::FuncOp func) {
+    Signature sig;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      sig.args.push_back({roleOf(func.getArgAttrDict(i)).str(),
+                          nameOf(func.getArgAttrDict(i), i)});
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      sig.results.push_back({roleOf(func.getResultAttrDict(i)).str(),
+                             nameOf(func.getResultAttrDict(i), i)});
+    return sig;
+  };
+  auto compute = module.lookupSymbol<func::FuncOp>("compute_gradients");
+  auto apply = module.lookupSymbol<func::FuncOp>("apply_gradients");
+  if (compute && apply) {
+    layout.compute = signature(compute);
+    layout.apply = signature(apply);
+  }
   if (auto info = module->getAttrOfType<DictionaryAttr>(training::kTrainAttrName))
     if (auto min = info.getAs<FloatAttr>("loss_scale_min"))
       layout.scaleMin = min.getValueAsDouble();
@@ -276,6 +307,17 @@ private:
   LogicalResult loadState();
   LogicalResult saveState();
   LogicalResult evaluate(const Tensor &data, const Tensor &labels);
+  /// The index in `state` of train-step argument `arg`.
+  unsigned stateIndex(unsigned arg) const {
+    return llvm::find(layout.stateArgs, arg) - layout.stateArgs.begin();
+  }
+  /// One optimizer step over `accumulate` micro-batches through
+  /// @compute_gradients and @apply_gradients; fills `results` in
+  /// @train_step's layout (loss, found_inf, nonfinite, lr; the state is
+  /// updated in place).
+  void accumulatedStep(const Tensor &data, const Tensor &labels,
+                       llvm::function_ref<std::vector<int64_t>(int64_t)> rowsOf,
+                       double scale, std::vector<Tensor> &results);
 
   const TrainLoopOptions &options;
   llvm::raw_ostream &log;
@@ -380,6 +422,81 @@ LogicalResult Trainer::saveState() {
   return success();
 }
 
+void Trainer::accumulatedStep(
+    const Tensor &data, const Tensor &labels,
+    llvm::function_ref<std::vector<int64_t>(int64_t)> rowsOf, double scale,
+    std::vector<Tensor> &results) {
+  llvm::StringMap<unsigned> byName;
+  for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
+    byName[layout.argNames[arg]] = k;
+  llvm::StringMap<Tensor> grads;
+  for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
+    if (layout.argRoles[arg] == "param") {
+      Tensor zero = state[k];
+      std::fill(zero.bytes.begin(), zero.bytes.end(), 0);
+      grads[layout.argNames[arg] + ".grad"] = std::move(zero);
+    }
+  const CpuFunction *compute = program->getFunction("compute_gradients");
+  const CpuFunction *apply = program->getFunction("apply_gradients");
+  int64_t K = options.accumulate;
+  Tensor gradScale;
+  gradScale.elementType = amp_runtime::ElementType::F32;
+  gradScale.bytes.resize(4);
+  float gs = static_cast<float>(scale / K);
+  std::memcpy(gradScale.bytes.data(), &gs, 4);
+  double lossSum = 0;
+  std::vector<Tensor> args, out;
+  for (int64_t k = 0; k < K; ++k) {
+    std::vector<int64_t> rows = rowsOf(batchesDone + k);
+    args.assign(layout.compute->args.size(), Tensor());
+    for (auto [i, arg] : llvm::enumerate(layout.compute->args)) {
+      const auto &[role, name] = arg;
+      if (role == "param" || role == "buffer")
+        args[i] = state[byName.lookup(name)];
+      else if (role == "grad")
+        args[i] = grads[name];
+      else if (role == "grad_scale")
+        args[i] = gradScale;
+      else if (role == "labels")
+        args[i] = gatherRows(labels, rows);
+      else
+        args[i] = compute->prepareInput(i, gatherRows(data, rows));
+    }
+    compute->run(args, out);
+    for (auto [i, result] : llvm::enumerate(layout.compute->results)) {
+      const auto &[role, name] = result;
+      if (role == "loss")
+        lossSum += scalarOf(out[i]);
+      else if (role == "buffer")
+        state[byName.lookup(name)] = std::move(out[i]);
+      else if (role == "grad")
+        grads[name] = std::move(out[i]);
+    }
+  }
+  args.assign(layout.apply->args.size(), Tensor());
+  for (auto [i, arg] : llvm::enumerate(layout.apply->args))
+    args[i] = arg.first == "grad" ? grads[arg.second]
+                                  : state[byName.lookup(arg.second)];
+  apply->run(args, out);
+  results.assign(layout.resultRoles.size(), Tensor());
+  for (auto [i, result] : llvm::enumerate(layout.apply->results)) {
+    const auto &[role, name] = result;
+    if (isStateRole(role)) {
+      state[byName.lookup(name)] = std::move(out[i]);
+      continue;
+    }
+    for (auto [j, trainRole] : llvm::enumerate(layout.resultRoles))
+      if (trainRole == role)
+        results[j] = std::move(out[i]);
+  }
+  Tensor loss;
+  loss.elementType = amp_runtime::ElementType::F32;
+  loss.bytes.resize(4);
+  float mean = static_cast<float>(lossSum / K);
+  std::memcpy(loss.bytes.data(), &mean, 4);
+  results[layout.lossResult] = std::move(loss);
+}
+
 LogicalResult Trainer::evaluate(const Tensor &data, const Tensor &labels) {
   int64_t count = data.shape[0];
   double correct = 0, squared = 0;
@@ -440,8 +557,12 @@ LogicalResult Trainer::run(ModuleOp module) {
       outputType.getRank() >= 2 && !outputType.isDynamicDim(1))
     numClasses = outputType.getDimSize(1);
 
-  auto compiled = CpuProgram::compile(
-      module, "", {"train_step", "initial_state", "main"});
+  std::vector<std::string> entries{"train_step", "initial_state", "main"};
+  if (options.accumulate > 1 && layout.compute && layout.apply) {
+    entries.push_back("compute_gradients");
+    entries.push_back("apply_gradients");
+  }
+  auto compiled = CpuProgram::compile(module, "", entries);
   if (failed(compiled))
     return failure();
   program = std::move(*compiled);
@@ -468,7 +589,12 @@ LogicalResult Trainer::run(ModuleOp module) {
                       evalData, evalLabels, /*forEval=*/true)))
     return failure();
   int64_t perEpoch = samples / options.batchSize;
-  int64_t total = options.steps > 0 ? options.steps : options.epochs * perEpoch;
+  int64_t total = options.steps > 0
+                      ? options.steps
+                      : options.epochs * perEpoch / options.accumulate;
+  if (options.accumulate > 1 && (!layout.compute || !layout.apply))
+    return fail("--accumulate needs @compute_gradients and @apply_gradients "
+                "(build the program with amp-opt --train --split-step)");
 
   std::unique_ptr<llvm::raw_fd_ostream> csv;
   std::string csvPartial = options.logCsv + ".partial";
@@ -491,30 +617,42 @@ LogicalResult Trainer::run(ModuleOp module) {
   double lastScale = layout.scaleArg >= 0 ? 0 : 1, lastLr = 0, lastLoss = 0;
   auto start = std::chrono::steady_clock::now();
   std::vector<Tensor> args(step->getInputs().size()), results;
-  for (int64_t n = 0; n < total; ++n, ++batchesDone) {
-    int64_t epoch = batchesDone / perEpoch, offset = batchesDone % perEpoch;
+  // The rows of batch number `batch` (epochs are reshuffled each time).
+  auto rowsOf = [&](int64_t batch) {
+    int64_t epoch = batch / perEpoch, offset = batch % perEpoch;
     if (epoch != epochCached) {
       order = epochOrder(samples, options.shuffleSeed, epoch, options.shuffle);
       epochCached = epoch;
     }
-    ArrayRef<int64_t> rows(order.data() + offset * options.batchSize,
-                           options.batchSize);
-    for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
-      args[arg] = state[k];
-    args[layout.inputArgs[0]] =
-        step->prepareInput(layout.inputArgs[0], gatherRows(data, rows));
-    args[layout.labelsArg] = gatherRows(labels, rows);
-    double scaleIn = layout.scaleArg >= 0 ? scalarOf(args[layout.scaleArg]) : 1;
-    step->run(args, results);
-    for (auto [k, result] : llvm::enumerate(layout.stateResults))
-      state[k] = std::move(results[result]);
+    return std::vector<int64_t>(order.begin() + offset * options.batchSize,
+                                order.begin() +
+                                    (offset + 1) * options.batchSize);
+  };
+  int64_t K = options.accumulate;
+  for (int64_t n = 0; n < total; ++n, batchesDone += K) {
+    double scaleIn = layout.scaleArg >= 0
+                         ? scalarOf(state[stateIndex(layout.scaleArg)])
+                         : 1;
+    if (K == 1) {
+      std::vector<int64_t> rows = rowsOf(batchesDone);
+      for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
+        args[arg] = state[k];
+      args[layout.inputArgs[0]] =
+          step->prepareInput(layout.inputArgs[0], gatherRows(data, rows));
+      args[layout.labelsArg] = gatherRows(labels, rows);
+      step->run(args, results);
+      for (auto [k, result] : llvm::enumerate(layout.stateResults))
+        state[k] = std::move(results[result]);
+    } else {
+      accumulatedStep(data, labels, rowsOf, scaleIn, results);
+    }
     lastLoss = scalarOf(results[layout.lossResult]);
     bool overflow = scalarOf(results[layout.foundInfResult]) > 0;
     skipped += overflow;
     lastLr = layout.lrResult >= 0 ? scalarOf(results[layout.lrResult]) : 0;
     lastScale = scaleIn;
     if (csv)
-      *csv << batchesDone + 1 << "," << llvm::format("%.9g", lastLoss) << ","
+      *csv << n + 1 << "," << llvm::format("%.9g", lastLoss) << ","
            << llvm::format("%.9g", scaleIn) << ","
            << llvm::format("%.9g", lastLr) << "," << int(overflow) << ","
            << skipped << "\n";
@@ -527,7 +665,7 @@ LogicalResult Trainer::run(ModuleOp module) {
             names += (names.empty() ? "" : ", ") + layout.paramNames[i];
       }
       dropCsv();
-      return fail("step " + Twine(batchesDone + 1) +
+      return fail("step " + Twine(n + 1) +
                   " overflowed with the loss scale at its minimum (" +
                   llvm::formatv("{0}", scaleIn) +
                   "); non-finite gradients in: " +
@@ -539,17 +677,13 @@ LogicalResult Trainer::run(ModuleOp module) {
                            .count();
       log << llvm::format("step %lld  loss %.6f  scale %g  lr %.6g  skipped "
                           "%lld  %.2f steps/s\n",
-                          static_cast<long long>(batchesDone + 1), lastLoss,
+                          static_cast<long long>(n + 1), lastLoss,
                           scaleIn, lastLr, static_cast<long long>(skipped),
                           (n + 1) / std::max(seconds, 1e-9));
     }
   }
   double finalScale =
-      layout.scaleArg >= 0
-          ? scalarOf(state[llvm::find(layout.stateArgs,
-                                      static_cast<unsigned>(layout.scaleArg)) -
-                           layout.stateArgs.begin()])
-          : 1.0;
+      layout.scaleArg >= 0 ? scalarOf(state[stateIndex(layout.scaleArg)]) : 1.0;
   log << llvm::format("done: %lld steps, %lld skipped, final loss scale %g\n",
                       static_cast<long long>(total),
                       static_cast<long long>(skipped), finalScale);
@@ -600,6 +734,8 @@ LogicalResult mlir::amp::execution::trainFromCommandLine(
     stepOptions = *parsed;
     if (stepOptions->batchSize == 0)
       stepOptions->batchSize = loop->batchSize;
+    if (loop->accumulate > 1)
+      stepOptions->splitStep = true;
     AmpAutocastOptions autocast = getAutocastCLOptions();
     stepOptions->frontEnd.runAutocast = !autocast.type.empty();
     if (autocast.type.empty())

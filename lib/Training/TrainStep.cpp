@@ -385,52 +385,37 @@ static ElementsAttr splat(RankedTensorType type, double value) {
       type, IntegerAttr::get(element, static_cast<int64_t>(value)));
 }
 
-LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
-  Block &body = step.getBody().front();
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  Value loss = ret.getOperand(0);
-  SmallVector<Value> bufferUpdates(ret.getOperands().drop_front());
-  unsigned numParams = params.size(), numBuffers = buffers.size();
-  SmallVector<Value> paramArgs, bufferArgs;
-  for (unsigned i = 0; i < numParams; ++i)
-    paramArgs.push_back(step.getArgument(i));
-  for (unsigned i = 0; i < numBuffers; ++i)
-    bufferArgs.push_back(step.getArgument(numParams + i));
-
-  // State arguments after the buffers: optimizer, scaler, step.
-  Type f32 = Float32Type::get(context), i64 = IntegerType::get(context, 64);
-  auto scalarF32 = RankedTensorType::get({}, f32);
-  auto scalarI64 = RankedTensorType::get({}, i64);
-  unsigned index = numParams + numBuffers;
-  SmallVector<StringRef> stateNames = getOptimizerStateNames(options);
-  SmallVector<SmallVector<Value>> optimizerState(numParams);
-  for (auto [p, entry] : llvm::enumerate(params))
-    for (StringRef suffix : stateNames)
-      optimizerState[p].push_back(insertStateArgument(
-          step, index++, paramArgs[p].getType(),
-          (entry.name + "." + suffix).str(), "optimizer"));
-  SmallVector<ScalarState> scalerSpec = getScalerState(options, scaleMode);
+namespace {
+/// The state an optimizer step reads, as values of the function being built.
+struct UpdateInputs {
+  SmallVector<Value> params, grads;
+  SmallVector<SmallVector<Value>> optimizerState;
   SmallVector<Value> scalerState;
-  for (const ScalarState &spec : scalerSpec)
-    scalerState.push_back(insertStateArgument(
-        step, index++, spec.isInteger ? scalarI64 : scalarF32, spec.name,
-        "scaler"));
-  Value stepArg = insertStateArgument(step, index++, scalarI64, "step", "step");
+  Value step;
+};
+/// What it produces.
+struct UpdateResults {
+  SmallVector<Value> params, optimizerState, scalerState;
+  Value step, foundInf, nonfinite, lr;
+  /// found_inf > 0 (null without loss scaling).
+  Value skip;
+};
+} // namespace
 
-  OpBuilder builder(ret);
-  GradientBuilder gb(builder, step.getLoc());
-  // Backward, seeded with the loss scale.
-  Value seed = scalerState.empty() ? gb.scalar(f32, 1.0) : scalerState[0];
-  FailureOr<SmallVector<Value>> grads =
-      buildGradients(body, loss, seed, paramArgs);
-  if (failed(grads))
-    return failure();
-  SmallVector<Value> g(*grads);
-
+/// Unscale + check, clipping, schedule, optimizer and scale update, with
+/// every state update skipped on overflow (`grads` are scaled gradients).
+static FailureOr<UpdateResults> buildUpdate(GradientBuilder &gb,
+                                            const TrainStepOptions &options,
+                                            LossScaleMode mode,
+                                            const UpdateInputs &in) {
+  OpBuilder &builder = gb.getBuilder();
+  Type f32 = builder.getF32Type(), i64 = builder.getI64Type();
+  unsigned numParams = in.params.size();
+  SmallVector<Value> g(in.grads);
+  UpdateResults out;
   // Unscale and check every gradient in one op.
-  Value foundInf, nonfinite;
-  if (!scalerState.empty()) {
-    Value invScale = gb.create<ReciprocalOp>({scalerState[0]});
+  if (!in.scalerState.empty()) {
+    Value invScale = gb.create<ReciprocalOp>({in.scalerState[0]});
     SmallVector<Value> operands{invScale};
     operands.append(g);
     SmallVector<Value> results =
@@ -439,99 +424,253 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
       return failure();
     for (unsigned i = 0; i < numParams; ++i)
       g[i] = results[i];
-    foundInf = results[numParams];
-    nonfinite = results[numParams + 1];
+    out.foundInf = results[numParams];
+    out.nonfinite = results[numParams + 1];
   } else {
-    foundInf = gb.scalar(f32, 0.0);
+    out.foundInf = gb.scalar(f32, 0.0);
     auto flagsType = RankedTensorType::get({int64_t(numParams)}, f32);
-    nonfinite = builder.create<ConstantOp>(step.getLoc(), splat(flagsType, 0));
+    out.nonfinite = builder.create<ConstantOp>(
+        builder.getUnknownLoc(), DenseElementsAttr::get(
+                                     flagsType, builder.getF32FloatAttr(0)));
   }
+  // Clipping acts on the unscaled gradients.
   if (options.clipGradNorm > 0)
     clipGradNorm(gb, options.clipGradNorm, g);
 
-  // Learning rate and optimizer.
-  Value stepF = gb.castTo(stepArg, f32);
-  Value lr = buildLearningRate(gb, options, stepF);
-  SmallVector<Value> newParams, newState;
+  Value stepF = gb.castTo(in.step, f32);
+  out.lr = buildLearningRate(gb, options, stepF);
   for (unsigned p = 0; p < numParams; ++p) {
     SmallVector<Value> updated;
-    buildOptimizerUpdate(gb, options, lr, stepF, paramArgs[p], g[p],
-                         optimizerState[p], updated);
-    if (updated.size() != 1 + optimizerState[p].size())
+    buildOptimizerUpdate(gb, options, out.lr, stepF, in.params[p], g[p],
+                         in.optimizerState[p], updated);
+    if (updated.size() != 1 + in.optimizerState[p].size())
       return failure();
-    newParams.push_back(updated[0]);
-    newState.append(updated.begin() + 1, updated.end());
+    out.params.push_back(updated[0]);
+    out.optimizerState.append(updated.begin() + 1, updated.end());
   }
-  SmallVector<Value> newScaler;
-  buildScaleUpdate(gb, options, scaleMode, scalerState, foundInf, newScaler);
-  Value newStep = gb.add(stepArg, gb.scalar(i64, 1.0));
+  buildScaleUpdate(gb, options, mode, in.scalerState, out.foundInf,
+                   out.scalerState);
+  out.step = gb.add(in.step, gb.scalar(i64, 1.0));
 
-  // On overflow every state value but the scaler's keeps its input.
-  if (scaleMode != LossScaleMode::None) {
-    Value skip = gb.create<GreaterOp>({foundInf, gb.scalar(f32, 0.0)});
+  // On overflow every state value but the scaler's keeps its input, so the
+  // schedule (a function of `step`) does not advance either.
+  if (mode != LossScaleMode::None) {
+    out.skip = gb.create<GreaterOp>({out.foundInf, gb.scalar(f32, 0.0)});
     auto keep = [&](Value old, Value &updated) {
-      updated = gb.create<WhereOp>({skip, old, updated});
+      updated = gb.create<WhereOp>({out.skip, old, updated});
     };
     for (unsigned p = 0; p < numParams; ++p)
-      keep(paramArgs[p], newParams[p]);
-    for (unsigned b = 0; b < numBuffers; ++b)
-      keep(bufferArgs[b], bufferUpdates[b]);
+      keep(in.params[p], out.params[p]);
     unsigned s = 0;
     for (unsigned p = 0; p < numParams; ++p)
-      for (Value old : optimizerState[p])
-        keep(old, newState[s++]);
-    keep(stepArg, newStep);
+      for (Value old : in.optimizerState[p])
+        keep(old, out.optimizerState[s++]);
+    keep(in.step, out.step);
   }
   if (gb.hasFailed())
     return failure();
+  return out;
+}
 
-  // (loss, params, buffers, optimizer, scaler, step, found_inf, nonfinite,
-  // lr).
-  SmallVector<Value> results{loss};
-  SmallVector<std::pair<std::string, StringRef>> names{{"loss", "loss"}};
-  for (auto [p, entry] : llvm::enumerate(params)) {
-    results.push_back(newParams[p]);
-    names.push_back({entry.name, "param"});
-  }
-  for (auto [b, entry] : llvm::enumerate(buffers)) {
-    results.push_back(gb.castLike(bufferUpdates[b], bufferArgs[b]));
-    names.push_back({entry.name, "buffer"});
-  }
-  unsigned s = 0;
-  for (auto [p, entry] : llvm::enumerate(params))
-    for (StringRef suffix : stateNames) {
-      results.push_back(newState[s++]);
-      names.push_back({(entry.name + "." + suffix).str(), "optimizer"});
-    }
-  for (auto [k, spec] : llvm::enumerate(scalerSpec)) {
-    results.push_back(newScaler[k]);
-    names.push_back({spec.name, "scaler"});
-  }
-  results.push_back(newStep);
-  names.push_back({"step", "step"});
-  results.push_back(foundInf);
-  names.push_back({"found_inf", "found_inf"});
-  results.push_back(nonfinite);
-  names.push_back({"nonfinite", "nonfinite"});
-  results.push_back(lr);
-  names.push_back({"lr", "lr"});
-  if (gb.hasFailed() || llvm::any_of(results, [](Value v) { return !v; }))
-    return failure();
+/// Replaces the return of `func` with `results` named `names` (name, role).
+static void setResults(func::FuncOp func, ArrayRef<Value> results,
+                       ArrayRef<std::pair<std::string, StringRef>> names) {
+  MLIRContext *context = func.getContext();
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  OpBuilder builder(ret);
   builder.create<func::ReturnOp>(ret.getLoc(), results);
   ret.erase();
-  step.setType(FunctionType::get(context, step.getArgumentTypes(),
+  func.setType(FunctionType::get(context, func.getArgumentTypes(),
                                  TypeRange(ValueRange(results))));
   for (auto [i, entry] : llvm::enumerate(names)) {
-    step.setResultAttr(i, "amp.name", StringAttr::get(context, entry.first));
-    step.setResultAttr(i, kRoleAttrName, StringAttr::get(context, entry.second));
+    func.setResultAttr(i, "amp.name", StringAttr::get(context, entry.first));
+    func.setResultAttr(i, kRoleAttrName,
+                       StringAttr::get(context, entry.second));
+  }
+}
+
+LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
+  Block &body = step.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  Value loss = ret.getOperand(0);
+  SmallVector<Value> bufferUpdates(ret.getOperands().drop_front());
+  unsigned numParams = params.size(), numBuffers = buffers.size();
+  Type f32 = Float32Type::get(context), i64 = IntegerType::get(context, 64);
+  auto scalarF32 = RankedTensorType::get({}, f32);
+  auto scalarI64 = RankedTensorType::get({}, i64);
+  SmallVector<StringRef> stateNames = getOptimizerStateNames(options);
+  SmallVector<ScalarState> scalerSpec = getScalerState(options, scaleMode);
+  SmallVector<Type> paramTypes;
+  for (unsigned i = 0; i < numParams; ++i)
+    paramTypes.push_back(step.getArgument(i).getType());
+  auto gradName = [&](unsigned p) { return params[p].name + ".grad"; };
+
+  // --split-step: @compute_gradients (forward + backward, accumulating) is
+  // a copy of the forward made now; @apply_gradients is built below.
+  func::FuncOp compute;
+  if (options.splitStep) {
+    compute = step.clone();
+    compute.setSymName("compute_gradients");
+    module.insert(Block::iterator(step), compute);
+  }
+
+  // Appends the optimizer, scaler and step arguments at `index`.
+  auto addStateArguments = [&](func::FuncOp func, unsigned index,
+                               UpdateInputs &in) {
+    in.optimizerState.assign(numParams, {});
+    for (auto [p, entry] : llvm::enumerate(params))
+      for (StringRef suffix : stateNames)
+        in.optimizerState[p].push_back(insertStateArgument(
+            func, index++, paramTypes[p], (entry.name + "." + suffix).str(),
+            "optimizer"));
+    for (const ScalarState &spec : scalerSpec)
+      in.scalerState.push_back(insertStateArgument(
+          func, index++, spec.isInteger ? scalarI64 : scalarF32, spec.name,
+          "scaler"));
+    in.step = insertStateArgument(func, index++, scalarI64, "step", "step");
+    return index;
+  };
+  // The result list of an optimizer step (after `prefix`).
+  auto updateResults = [&](const UpdateResults &out,
+                           SmallVectorImpl<Value> &results,
+                           SmallVectorImpl<std::pair<std::string, StringRef>>
+                               &names,
+                           ArrayRef<Value> newBuffers) {
+    for (auto [p, entry] : llvm::enumerate(params)) {
+      results.push_back(out.params[p]);
+      names.push_back({entry.name, "param"});
+    }
+    for (auto [b, entry] : llvm::enumerate(buffers)) {
+      results.push_back(newBuffers[b]);
+      names.push_back({entry.name, "buffer"});
+    }
+    unsigned s = 0;
+    for (auto &entry : params)
+      for (StringRef suffix : stateNames) {
+        results.push_back(out.optimizerState[s++]);
+        names.push_back({(entry.name + "." + suffix).str(), "optimizer"});
+      }
+    for (auto [k, spec] : llvm::enumerate(scalerSpec)) {
+      results.push_back(out.scalerState[k]);
+      names.push_back({spec.name, "scaler"});
+    }
+    results.push_back(out.step);
+    names.push_back({"step", "step"});
+    results.push_back(out.foundInf);
+    names.push_back({"found_inf", "found_inf"});
+    results.push_back(out.nonfinite);
+    names.push_back({"nonfinite", "nonfinite"});
+    results.push_back(out.lr);
+    names.push_back({"lr", "lr"});
+  };
+
+  // @train_step.
+  UpdateInputs in;
+  for (unsigned i = 0; i < numParams; ++i)
+    in.params.push_back(step.getArgument(i));
+  SmallVector<Value> bufferArgs;
+  for (unsigned i = 0; i < numBuffers; ++i)
+    bufferArgs.push_back(step.getArgument(numParams + i));
+  addStateArguments(step, numParams + numBuffers, in);
+  OpBuilder builder(ret);
+  GradientBuilder gb(builder, step.getLoc());
+  Value seed = in.scalerState.empty() ? gb.scalar(f32, 1.0) : in.scalerState[0];
+  FailureOr<SmallVector<Value>> grads =
+      buildGradients(body, loss, seed, in.params);
+  if (failed(grads))
+    return failure();
+  in.grads = *grads;
+  FailureOr<UpdateResults> out = buildUpdate(gb, options, scaleMode, in);
+  if (failed(out))
+    return failure();
+  SmallVector<Value> newBuffers;
+  for (unsigned b = 0; b < numBuffers; ++b) {
+    Value updated = gb.castLike(bufferUpdates[b], bufferArgs[b]);
+    if (out->skip)
+      updated = gb.create<WhereOp>({out->skip, bufferArgs[b], updated});
+    newBuffers.push_back(updated);
+  }
+  SmallVector<Value> results{loss};
+  SmallVector<std::pair<std::string, StringRef>> names{{"loss", "loss"}};
+  updateResults(*out, results, names, newBuffers);
+  if (gb.hasFailed() || llvm::any_of(results, [](Value v) { return !v; }))
+    return failure();
+  setResults(step, results, names);
+
+  if (options.splitStep) {
+    // @compute_gradients(params, buffers, grads, grad_scale, inputs,
+    //                    labels) -> (loss, buffers, grads + d(scale loss)).
+    Block &cbody = compute.getBody().front();
+    auto cret = cast<func::ReturnOp>(cbody.getTerminator());
+    Value closs = cret.getOperand(0);
+    SmallVector<Value> cbuffers(cret.getOperands().drop_front());
+    SmallVector<Value> cparams, accumulators;
+    for (unsigned i = 0; i < numParams; ++i)
+      cparams.push_back(compute.getArgument(i));
+    unsigned index = numParams + numBuffers;
+    for (unsigned p = 0; p < numParams; ++p)
+      accumulators.push_back(insertStateArgument(compute, index++,
+                                                 paramTypes[p], gradName(p),
+                                                 "grad"));
+    Value gradScale = insertStateArgument(compute, index++, scalarF32,
+                                          "grad_scale", "grad_scale");
+    OpBuilder cb(cret);
+    GradientBuilder cgb(cb, compute.getLoc());
+    FailureOr<SmallVector<Value>> cgrads =
+        buildGradients(cbody, closs, gradScale, cparams);
+    if (failed(cgrads))
+      return failure();
+    SmallVector<Value> cresults{closs};
+    SmallVector<std::pair<std::string, StringRef>> cnames{{"loss", "loss"}};
+    for (auto [b, entry] : llvm::enumerate(buffers)) {
+      cresults.push_back(
+          cgb.castLike(cbuffers[b], compute.getArgument(numParams + b)));
+      cnames.push_back({entry.name, "buffer"});
+    }
+    for (unsigned p = 0; p < numParams; ++p) {
+      cresults.push_back(cgb.add(accumulators[p], (*cgrads)[p]));
+      cnames.push_back({gradName(p), "grad"});
+    }
+    if (cgb.hasFailed())
+      return failure();
+    setResults(compute, cresults, cnames);
+
+    // @apply_gradients(params, optimizer, scaler, step, grads) -> (params,
+    //                  optimizer, scaler, step, found_inf, nonfinite, lr).
+    OpBuilder mb(context);
+    mb.setInsertionPointAfter(step);
+    auto apply = mb.create<func::FuncOp>(
+        step.getLoc(), "apply_gradients", FunctionType::get(context, {}, {}));
+    Block *ablock = apply.addEntryBlock();
+    OpBuilder ab = OpBuilder::atBlockEnd(ablock);
+    ab.create<func::ReturnOp>(step.getLoc());
+    UpdateInputs ain;
+    for (auto [p, entry] : llvm::enumerate(params))
+      ain.params.push_back(
+          insertStateArgument(apply, p, paramTypes[p], entry.name, "param"));
+    unsigned aindex = addStateArguments(apply, numParams, ain);
+    for (unsigned p = 0; p < numParams; ++p)
+      ain.grads.push_back(insertStateArgument(apply, aindex++, paramTypes[p],
+                                              gradName(p), "grad"));
+    OpBuilder abuilder(ablock->getTerminator());
+    GradientBuilder agb(abuilder, apply.getLoc());
+    FailureOr<UpdateResults> aout = buildUpdate(agb, options, scaleMode, ain);
+    if (failed(aout))
+      return failure();
+    SmallVector<Value> aresults;
+    SmallVector<std::pair<std::string, StringRef>> anames;
+    auto savedBuffers = std::move(buffers);
+    buffers.clear();
+    updateResults(*aout, aresults, anames, {});
+    buffers = std::move(savedBuffers);
+    setResults(apply, aresults, anames);
   }
 
   // The state's initial values, in argument order.
   for (auto [p, entry] : llvm::enumerate(params))
     for (StringRef suffix : stateNames)
-      stateInit.push_back(
-          {(entry.name + "." + suffix).str(), "optimizer",
-           splat(cast<RankedTensorType>(paramArgs[p].getType()), 0.0)});
+      stateInit.push_back({(entry.name + "." + suffix).str(), "optimizer",
+                           splat(cast<RankedTensorType>(paramTypes[p]), 0.0)});
   for (const ScalarState &spec : scalerSpec)
     stateInit.push_back({spec.name, "scaler",
                          splat(spec.isInteger ? scalarI64 : scalarF32,
@@ -539,14 +678,11 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
   stateInit.push_back({"step", "step", splat(scalarI64, 0.0)});
 
   // Describe the program for drivers (amp-run) and readers.
+  StringRef modeName = scaleMode == LossScaleMode::Dynamic  ? "dynamic"
+                       : scaleMode == LossScaleMode::Static ? "static"
+                                                            : "none";
   NamedAttrList info;
-  info.set("loss_scale", StringAttr::get(context, scaleMode ==
-                                                          LossScaleMode::Dynamic
-                                                      ? "dynamic"
-                                                  : scaleMode ==
-                                                          LossScaleMode::Static
-                                                      ? "static"
-                                                      : "none"));
+  info.set("loss_scale", StringAttr::get(context, modeName));
   info.set("loss_scale_min", FloatAttr::get(f32, options.scaleMin));
   module->setAttr(kTrainAttrName, info.getDictionary(context));
   return success();

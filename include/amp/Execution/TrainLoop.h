@@ -30,6 +30,9 @@ struct TrainLoopOptions {
   uint64_t shuffleSeed = 0;
   bool shuffle = true;
   int64_t logEvery = 10;
+  /// Micro-batches of `batchSize` per optimizer step (through
+  /// @compute_gradients and @apply_gradients).
+  int64_t accumulate = 1;
   std::string loadState, saveState, logCsv;
 };
 
