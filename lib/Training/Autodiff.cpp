@@ -127,6 +127,17 @@ mlir::amp::training::buildGradients(Block &block, Value target, Value seed,
   SmallVector<Value> result;
   for (Value value : wrt) {
     if (Value g = grads.lookup(value)) {
+      // Give the gradient its value's exact (static) type.
+      auto type = cast<RankedTensorType>(value.getType());
+      if (g.getType() != type && type.hasStaticShape()) {
+        auto shapeType = RankedTensorType::get({type.getRank()},
+                                               builder.getI64Type());
+        Value shape = builder.create<ConstantOp>(
+            value.getLoc(), DenseElementsAttr::get(shapeType, type.getShape()));
+        g = builder.create<ReshapeOp>(value.getLoc(), TypeRange{type},
+                                      ValueRange{g, shape},
+                                      ArrayRef<NamedAttribute>{});
+      }
       result.push_back(g);
       continue;
     }

@@ -343,6 +343,8 @@ LogicalResult TrainStepBuilder::build() {
 
   // 2. Cleanup and autocast of both functions.
   PassManager pm(context);
+  // The tools' --mlir-print-ir-*, --mlir-timing, ... apply here too.
+  (void)applyPassManagerCLOptions(pm);
   FrontEndOptions frontEnd = options.frontEnd;
   frontEnd.releaseWeights = false;
   buildFrontEndPipeline(pm, frontEnd);
@@ -355,6 +357,7 @@ LogicalResult TrainStepBuilder::build() {
   buildInitialState();
 
   PassManager cleanup(context);
+  (void)applyPassManagerCLOptions(cleanup);
   buildImportCleanupPipeline(cleanup);
   if (failed(cleanup.run(module)))
     return failure();

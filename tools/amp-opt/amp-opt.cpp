@@ -4,7 +4,9 @@
 //                                         amp-autocast, cast cleanup
 //   amp-opt x.mlir --amp-autocast         like mlir-opt
 //   amp-opt model.onnx --train -o t.mlir   build a mixed-precision train
-//                                         step (options: --loss, ...)
+//                                         step (options: --loss, ...); an
+//                                         .mlir input marks its parameters
+//                                         with amp.initializer
 //
 // With `.onnx` input the model is imported by the ONNX importer and goes
 // through the default mixed-precision pipeline (options --amp-*); every
@@ -327,12 +329,12 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  if (train && (*emitOnnx || importOnly || !amp::isONNXFile(inputFilename))) {
-    llvm::errs() << "error: --train needs an ONNX model as input and MLIR "
-                    "output (not --amp-import-only or ONNX output)\n";
+  if (train && (*emitOnnx || importOnly)) {
+    llvm::errs() << "error: --train writes MLIR (not --amp-import-only or "
+                    "ONNX output)\n";
     return 1;
   }
-  if (amp::isONNXFile(inputFilename) || *emitOnnx)
+  if (amp::isONNXFile(inputFilename) || *emitOnnx || train)
     return failed(
         runAmpJob(inputFilename, outputFilename, *emitOnnx, registry, config));
 

@@ -155,7 +155,7 @@ void gradient(GlobalAveragePoolOp op, GradientBuilder &gb, In rg, Grads og) {
   Value count = gb.castLike(
       gb.div(gb.create<SizeOp>({x}), gb.create<SizeOp>({op.getY()})), x);
   og[0] = gb.create<ExpandOp>(
-      {gb.div(rg[0], count), gb.create<ShapeOp>({x})});
+      {gb.div(rg[0], count), gb.shapeOf(x)});
 }
 
 void registerConvGradients(MLIRContext *context) {

@@ -93,12 +93,22 @@ Value GradientBuilder::i64s(ArrayRef<int64_t> values) {
   return builder.create<ConstantOp>(loc, DenseElementsAttr::get(type, values));
 }
 
+Value GradientBuilder::shapeOf(Value value) {
+  if (!value)
+    return nullptr;
+  RankedTensorType type = tensorType(value);
+  if (type.hasStaticShape())
+    return i64s(type.getShape());
+  return create<ShapeOp>({value});
+}
+
 Value GradientBuilder::reshapeLike(Value value, Value like) {
   if (!value || !like)
     return nullptr;
-  if (tensorType(value) == tensorType(like))
+  if (tensorType(value) == tensorType(like) &&
+      tensorType(like).hasStaticShape())
     return value;
-  return create<ReshapeOp>({value, create<ShapeOp>({like})});
+  return create<ReshapeOp>({value, shapeOf(like)});
 }
 
 Value GradientBuilder::castTo(Value value, Type elementType) {
@@ -173,7 +183,7 @@ Value GradientBuilder::zerosLike(Value like) {
                        ? Attribute(FloatAttr::get(elementType, 0.0))
                        : Attribute(IntegerAttr::get(elementType, 0));
   return create<ConstantOfShapeOp>(
-      {create<ShapeOp>({like})},
+      {shapeOf(like)},
       {builder.getNamedAttr("value", DenseElementsAttr::get(valueType, zero))});
 }
 

@@ -36,7 +36,7 @@ Value broadcastBack(ReduceOpT op, GradientBuilder &gb, Value g) {
     return g; // A no-op reduction.
   if (!op.getKeepdims() && !(*axes)->empty())
     g = gb.create<UnsqueezeOp>({g, gb.i64s(**axes)});
-  return gb.create<ExpandOp>({g, gb.create<ShapeOp>({x})});
+  return gb.create<ExpandOp>({g, gb.shapeOf(x)});
 }
 
 /// The element count of `x` over that of `y`, as `like`'s float type.

@@ -524,7 +524,9 @@ OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {
-  if (getInput().getType() == getOutput().getType())
+  // Equal types mean a no-op only when they are static (?x4 may expand).
+  if (getInput().getType() == getOutput().getType() &&
+      cast<RankedTensorType>(getInput().getType()).hasStaticShape())
     return getInput();
   auto resultType = getStaticType(getOutput());
   auto input = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());

@@ -60,6 +60,8 @@ public:
   Value scalar(Type elementType, double value);
   /// A 1-D i64 constant.
   Value i64s(ArrayRef<int64_t> values);
+  /// The shape of `value` as a 1-D i64 tensor (a constant when static).
+  Value shapeOf(Value value);
   /// `value` with the shape of `like` (Reshape to Shape(like)).
   Value reshapeLike(Value value, Value like);
   /// `value` converted to element type `elementType` (no-op when equal).

@@ -1,0 +1,77 @@
+// Diagnostics of the train-step builder and its options.
+//
+// RUN: split-file %s %t
+// RUN: not amp-opt %t/no-rule.mlir --train --amp-opt-level=0 2>&1 | FileCheck %s --check-prefix=NORULE
+// RUN: not amp-opt %t/no-params.mlir --train --amp-opt-level=0 2>&1 | FileCheck %s --check-prefix=NOPARAMS
+// RUN: not amp-opt %t/dropout.mlir --train --amp-opt-level=0 2>&1 | FileCheck %s --check-prefix=DROPOUT
+// RUN: not amp-opt %t/conv.mlir --train --amp-opt-level=0 2>&1 | FileCheck %s --check-prefix=CONV
+// RUN: amp-opt %t/conv.mlir --train --amp-opt-level=0 --static-batch=2 2>/dev/null | FileCheck %s --check-prefix=CONVOK
+// RUN: not amp-opt %t/vector.mlir --train --amp-opt-level=0 2>&1 | FileCheck %s --check-prefix=RANK
+// RUN: not amp-opt %t/vector.mlir --train --amp-opt-level=0 --loss=output 2>&1 | FileCheck %s --check-prefix=OUTPUT
+// RUN: not amp-opt %t/no-params.mlir --train --frozen='(' 2>&1 | FileCheck %s --check-prefix=REGEX
+// RUN: not amp-opt %t/no-params.mlir --train --loss-scale=sometimes 2>&1 | FileCheck %s --check-prefix=MODE
+// RUN: not amp-opt %t/no-params.mlir --train --loss-scale=static:-1 2>&1 | FileCheck %s --check-prefix=STATIC
+// RUN: not amp-opt %t/no-params.mlir --train --lr-schedule=linear 2>&1 | FileCheck %s --check-prefix=TOTAL
+// RUN: not amp-opt %t/no-params.mlir --train --optimizer=adamw --nesterov 2>&1 | FileCheck %s --check-prefix=NESTEROV
+// RUN: not amp-opt %t/no-params.mlir --train --loss-scale-backoff=2 2>&1 | FileCheck %s --check-prefix=SCALER
+// RUN: not amp-opt %t/no-params.mlir --train -o %t/out.onnx 2>&1 | FileCheck %s --check-prefix=ONNXOUT
+
+// NORULE: error: 'amp.cumsum' op has no gradient rule, but the loss depends on trainable values through it
+// NOPARAMS: error: nothing to train: no float initializer reaches the loss
+// DROPOUT: error: 'amp.dropout' op gradient: Dropout in training mode is not supported yet
+// CONV: error: 'amp.conv' op gradient: the weight gradient needs a static batch size
+// The weight gradient is a Conv with the batch as the contracted channel.
+// CONVOK-LABEL: func.func @train_step(
+// CONVOK: amp.conv {{.*}} : (tensor<1x2x4x4xf32>, tensor<2x2x4x4xf32>, none) -> tensor<1x2x3x3xf32>
+// RANK: error: --loss=cross-entropy needs (N, C, ...) logits as the first output; it has type 'tensor<?xf32>'
+// OUTPUT: error: --loss=output needs a scalar loss as the model's first output; it has type 'tensor<?xf32>'
+// REGEX: error: --frozen: invalid regular expression '('
+// MODE: error: --loss-scale must be dynamic, none or static:S, got 'sometimes'
+// STATIC: error: --loss-scale=static:S needs a number S > 0, got 'static:-1'
+// TOTAL: error: --lr-schedule=linear/cosine needs --total-steps greater than --warmup-steps
+// NESTEROV: error: --nesterov applies to sgd/momentum, not adamw
+// SCALER: error: invalid loss-scale options
+// ONNXOUT: error: --train writes MLIR
+
+//--- no-rule.mlir
+func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %w = amp.constant {amp.initializer} dense<0.5> : tensor<4xf32> loc("w")
+  %axis = amp.constant dense<1> : tensor<i64>
+  %m = amp.mul %x, %w : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  %c = amp.cumsum %m, %axis : (tensor<?x4xf32>, tensor<i64>) -> tensor<?x4xf32>
+  return %c : tensor<?x4xf32>
+}
+
+//--- no-params.mlir
+func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %w = amp.constant dense<0.5> : tensor<4xf32>
+  %m = amp.mul %x, %w : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  return %m : tensor<?x4xf32>
+}
+
+//--- dropout.mlir
+func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %w = amp.constant {amp.initializer} dense<0.5> : tensor<4xf32> loc("w")
+  %ratio = amp.constant dense<0.5> : tensor<f32>
+  %train = amp.constant dense<true> : tensor<i1>
+  %m = amp.mul %x, %w : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  %d, %mask = amp.dropout %m, %ratio, %train : (tensor<?x4xf32>, tensor<f32>, tensor<i1>) -> (tensor<?x4xf32>, tensor<?x4xi1>)
+  return %d : tensor<?x4xf32>
+}
+
+//--- conv.mlir
+func.func @main(%x: tensor<?x1x4x4xf32>) -> tensor<?x2xf32> {
+  %w = amp.constant {amp.initializer} dense<0.5> : tensor<2x1x3x3xf32> loc("conv.weight")
+  %none = amp.none
+  %c = amp.conv %x, %w, %none {pads = array<i64: 1, 1, 1, 1>} : (tensor<?x1x4x4xf32>, tensor<2x1x3x3xf32>, none) -> tensor<?x2x4x4xf32>
+  %g = amp.global_average_pool %c : (tensor<?x2x4x4xf32>) -> tensor<?x2x1x1xf32>
+  %f = amp.flatten %g : (tensor<?x2x1x1xf32>) -> tensor<?x2xf32>
+  return %f : tensor<?x2xf32>
+}
+
+//--- vector.mlir
+func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %w = amp.constant {amp.initializer} dense<0.5> : tensor<1xf32> loc("w")
+  %m = amp.mul %x, %w : (tensor<?xf32>, tensor<1xf32>) -> tensor<?xf32>
+  return %m : tensor<?xf32>
+}
