@@ -61,6 +61,14 @@ mlir::amp::training::buildGradients(Block &block, Value target, Value seed,
   CreatedOps created;
   OpBuilder builder(block.getTerminator());
   builder.setListener(&created);
+  // The seed (an fp32 loss scale) in the target's type.
+  auto targetType = cast<RankedTensorType>(target.getType());
+  if (cast<RankedTensorType>(seed.getType()).getElementType() !=
+      targetType.getElementType())
+    seed = builder.create<CastOp>(
+        seed.getLoc(), ValueRange{seed},
+        ArrayRef<NamedAttribute>{builder.getNamedAttr(
+            "to", TypeAttr::get(targetType.getElementType()))});
   grads[target] = seed;
 
   auto accumulate = [&](Value value, Value grad) -> LogicalResult {

@@ -90,6 +90,10 @@ void mlir::amp::training::buildOptimizerUpdate(
     Value stepF, Value param, Value grad, ArrayRef<Value> state,
     SmallVectorImpl<Value> &updated) {
   auto c = [&](double v) { return gb.scalar(param, v); };
+  // The update computes in the parameter's type (fp32 master weights).
+  lr = gb.castLike(lr, param);
+  stepF = gb.castLike(stepF, param);
+  grad = gb.castLike(grad, param);
   if (options.optimizer == OptimizerKind::AdamW) {
     double wd = options.weightDecay.value_or(0.01);
     double b1 = options.beta1, b2 = options.beta2;

@@ -33,6 +33,7 @@ using namespace mlir;
 using namespace mlir::amp;
 using namespace mlir::amp::training;
 using gradients::GradientBuilder;
+using gradients::tensorType;
 
 LossScaleMode
 mlir::amp::training::resolveLossScaleMode(const TrainStepOptions &options) {
@@ -243,6 +244,9 @@ FailureOr<Value> TrainStepBuilder::appendLoss(func::FuncOp func,
   }
   if (!loss || gb.hasFailed())
     return failure();
+  // The loss is reported in fp32 (fp64 models keep fp64).
+  if (tensorType(loss).getElementType().isF64())
+    return loss;
   return gb.castTo(loss, builder.getF32Type());
 }
 

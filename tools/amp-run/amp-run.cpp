@@ -57,6 +57,11 @@ static cl::opt<bool> train("train",
                            cl::desc("Train the model (see the training "
                                     "loop and training options)"),
                            cl::cat(runCategory));
+static cl::opt<std::string>
+    entryName("entry",
+              cl::desc("Run this function of the module instead of @main "
+                       "(e.g. compute_gradients of a training program)"),
+              cl::value_desc("name"), cl::cat(runCategory));
 static cl::opt<bool> randomInputs(
     "random-inputs",
     cl::desc("Fill the inputs with random values (floats in [-1, 1), "
@@ -277,6 +282,10 @@ int main(int argc, char **argv) {
                     "program with fp32: give --amp-type f16 or bf16\n";
     return 1;
   }
+  if (numerics && !entryName.empty()) {
+    llvm::errs() << "error: --check-numerics checks @main: drop --entry\n";
+    return 1;
+  }
   if (numerics && benchmarkRuns > 0) {
     llvm::errs() << "error: --check-numerics runs an instrumented program: "
                     "it cannot be combined with --benchmark\n";
@@ -304,7 +313,10 @@ int main(int argc, char **argv) {
     return 1;
   if (numerics)
     probes = exposeProbes(findEntry(**module));
-  auto program = CpuProgram::compile(**module, dumpLowered);
+  std::vector<std::string> entries;
+  if (!entryName.empty())
+    entries.push_back(entryName);
+  auto program = CpuProgram::compile(**module, dumpLowered, entries);
   if (failed(program))
     return 1;
   std::unique_ptr<CpuProgram> reference;

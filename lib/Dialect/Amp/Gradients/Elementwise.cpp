@@ -35,9 +35,10 @@ void gradient(NegOp, GradientBuilder &gb, In rg, Grads og) {
   og[0] = gb.neg(rg[0]);
 }
 void gradient(ReluOp, GradientBuilder &gb, In rg, Grads og) {
+  // Zero where y <= 0, else g (a NaN gradient passes, as in PyTorch).
   unary(gb, rg, og, [&](Value, Value y, Value g) {
     Value zero = gb.scalar(y, 0.0);
-    return gb.create<WhereOp>({gb.create<GreaterOp>({y, zero}), g, zero});
+    return gb.create<WhereOp>({gb.create<LessOrEqualOp>({y, zero}), zero, g});
   });
 }
 void gradient(LeakyReluOp op, GradientBuilder &gb, In rg, Grads og) {

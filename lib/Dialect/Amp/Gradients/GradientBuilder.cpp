@@ -35,16 +35,22 @@ SmallVector<Value> GradientBuilder::createNamed(StringRef name,
   if (!infer)
     return fail("cannot build " + name), SmallVector<Value>();
   SmallVector<Type> types;
+  std::string why;
   {
     // Report a failed inference as an error of the gradient rule.
-    ScopedDiagnosticHandler quiet(context,
-                                  [](Diagnostic &) { return success(); });
+    ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
+      why = diag.str();
+      return success();
+    });
     if (mlir::failed(infer->inferReturnTypes(
             context, loc, operands, state.attributes.getDictionary(context),
             state.getRawProperties(), state.regions, types)))
-      return fail("the backward " + name + " has invalid operand types"),
-             SmallVector<Value>();
+      types.clear(), why = why.empty() ? "invalid operand types" : why;
+    else
+      why.clear();
   }
+  if (!why.empty())
+    return fail("cannot build " + name + ": " + why), SmallVector<Value>();
   state.addTypes(types);
   Operation *op = builder.create(state);
   return SmallVector<Value>(op->getResults());

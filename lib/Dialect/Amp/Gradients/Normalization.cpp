@@ -8,6 +8,8 @@
 
 #include "GradientModel.h"
 
+#include "amp/Dialect/Amp/Semantics/Indexing.h"
+
 using namespace mlir;
 using namespace mlir::amp;
 using namespace mlir::amp::gradients;
@@ -73,7 +75,9 @@ void gradient(LayerNormalizationOp op, GradientBuilder &gb, In rg, Grads og) {
     return;
   RankedTensorType xType = tensorType(x);
   int64_t rank = xType.getRank();
-  int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+  int64_t axis =
+      semantics::normalizeAxis(static_cast<int64_t>(op.getAxis()), rank)
+          .value_or(rank - 1);
   SmallVector<int64_t> axes;
   for (int64_t i = axis; i < rank; ++i)
     axes.push_back(i);

@@ -86,13 +86,13 @@ void gradient(ReduceMeanOp op, GradientBuilder &gb, In rg, Grads og) {
 void gradient(SoftmaxOp op, GradientBuilder &gb, In rg, Grads og) {
   // dX = Y (g - sum(g Y)).
   Value y = op.getOutput(), g = rg[0];
-  Value dot = gb.reduceSum(gb.mul(g, y), {op.getAxis()}, /*keepDims=*/true);
+  Value dot = gb.reduceSum(gb.mul(g, y), {static_cast<int64_t>(op.getAxis())}, /*keepDims=*/true);
   og[0] = gb.mul(y, gb.sub(g, dot));
 }
 void gradient(LogSoftmaxOp op, GradientBuilder &gb, In rg, Grads og) {
   // dX = g - exp(Y) sum(g).
   Value y = op.getOutput(), g = rg[0];
-  Value total = gb.reduceSum(g, {op.getAxis()}, /*keepDims=*/true);
+  Value total = gb.reduceSum(g, {static_cast<int64_t>(op.getAxis())}, /*keepDims=*/true);
   og[0] = gb.sub(g, gb.mul(gb.create<ExpOp>({y}), total));
 }
 

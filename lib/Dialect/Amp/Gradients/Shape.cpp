@@ -68,7 +68,9 @@ void gradient(ExpandOp op, GradientBuilder &gb, In rg, Grads og) {
 
 void gradient(ConcatOp op, GradientBuilder &gb, In rg, Grads og) {
   int64_t rank = tensorType(op.getResult()).getRank();
-  int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+  int64_t axis =
+      semantics::normalizeAxis(static_cast<int64_t>(op.getAxis()), rank)
+          .value_or(0);
   int64_t offset = 0;
   for (auto [i, input] : llvm::enumerate(op.getInputs())) {
     int64_t size = tensorType(input).getDimSize(axis);
@@ -138,7 +140,9 @@ void gradient(GatherOp op, GradientBuilder &gb, In rg, Grads og) {
   // (the embedding gradient). Other axes are moved to the front first.
   Value data = op.getData(), g = rg[0];
   int64_t rank = tensorType(data).getRank();
-  int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+  int64_t axis =
+      semantics::normalizeAxis(static_cast<int64_t>(op.getAxis()), rank)
+          .value_or(0);
   int64_t indexRank = tensorType(op.getIndices()).getRank();
   SmallVector<int64_t> toFront{axis}, fromFront(rank);
   for (int64_t i = 0; i < rank; ++i)

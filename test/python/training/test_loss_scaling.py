@@ -1,0 +1,579 @@
+"""Dynamic loss scaling in amp's training programs (``amp-run --train``).
+
+These tests pin amp's loss scaler to the semantics of
+``torch.amp.GradScaler`` (``_amp_update_scale_`` and
+``_amp_foreach_non_finite_check_and_unscale_``), modelled on PyTorch's
+``test_grad_scaling_*`` tests, plus the DeepSpeed-style hysteresis and the
+min/max clamps amp adds:
+
+    overflow: if hysteresis_left <= 1: scale = max(scale * backoff, min)
+              hysteresis_left = max(hysteresis_left - 1, 1); growth_tracker = 0
+    clean:    hysteresis_left = H; growth_tracker += 1; when it reaches the
+              interval: growth_tracker = 0 and scale = min(scale * growth, max)
+              if scale * growth is finite (else the scale is unchanged)
+
+An overflowing step is skipped: parameters, optimizer state, the step count
+and the learning-rate schedule stay exactly as they were.
+
+Every test trains the mlp of ``test/models/amp_testmodels/train_reference.py``
+(Linear(64,32)-ReLU-Linear(32,10), exported once per module under Debian's
+torch) on its own fixed-seed data, with ``--no-shuffle`` so that step k
+(0-based) uses rows [8k, 8k+8). Overflows are injected by putting NaN into
+the input rows of chosen batches. The data is "gentle" (inputs of scale 0.1,
+distinct labels within a batch) so that fp16 gradients never overflow by
+themselves at the scales used here: each test asserts the CSV's found_inf
+column equals the injected pattern, so a natural overflow would show.
+
+The fused op itself (``amp.multi_tensor_unscale_check``) is tested directly
+from a hand-written .mlir program (no torch needed).
+
+CSV steps are 1-based (``step`` column = k + 1); this file counts steps from 0.
+"""
+
+import csv
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+from amp_test_utils import DEBIAN_PYTHON, has_debian_torch
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+MODELS_DIR = os.path.join(REPO, "test", "models")
+
+FLT_MAX = float(np.finfo(np.float32).max)
+BATCH = 8
+F16 = ("--amp-type", "f16")
+SGD = ("--optimizer", "sgd", "--lr", "0.1")
+PARAMS = ("fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias")
+
+
+# --------------------------------------------------------------------------
+# The reference rule
+# --------------------------------------------------------------------------
+
+
+def scaler_trace(found_inf_flags, init, growth, backoff, interval, hysteresis=1,
+                 min=0.0, max=FLT_MAX):  # noqa: A002  (the CLI's names)
+    """Pure-Python port of amp's scaler (GradScaler's ``_amp_update_scale_``
+    with hysteresis and clamps), in float32 arithmetic.
+
+    Returns ``(scales, scale, tracker, hysteresis_left)``: the scale each step
+    used (before its update), then the state after the last step.
+    """
+    f32 = np.float32
+    scale, tracker, left = f32(init), 0, hysteresis
+    scales = []
+    with np.errstate(over="ignore"):
+        for found in found_inf_flags:
+            scales.append(scale)
+            if found:
+                if left <= 1:
+                    scale = f32(np.maximum(f32(scale * f32(backoff)), f32(min)))
+                left = builtins_max(left - 1, 1)
+                tracker = 0
+            else:
+                left = hysteresis
+                tracker += 1
+                if tracker == interval:
+                    tracker = 0
+                    grown = f32(scale * f32(growth))
+                    if np.isfinite(grown):
+                        scale = f32(np.minimum(grown, f32(max)))
+    return scales, scale, tracker, left
+
+
+def builtins_max(a, b):
+    """``max`` (shadowed by the CLI-named parameter of :func:`scaler_trace`)."""
+    return a if a >= b else b
+
+
+def expected_scales(found_inf_flags, init, growth, backoff, interval, hysteresis=1,
+                    min=0.0, max=FLT_MAX):  # noqa: A002
+    """The per-step scales and the final ``(scale, growth_tracker)`` of the rule."""
+    scales, scale, tracker, _ = scaler_trace(found_inf_flags, init, growth, backoff,
+                                             interval, hysteresis, min, max)
+    return scales, (scale, tracker)
+
+
+def test_reference_rule_matches_gradscaler_examples():
+    """The port itself, on GradScaler's documented behaviour (no amp involved):
+    growth after `interval` clean steps, backoff and tracker reset on inf,
+    no growth when scale * growth overflows float32."""
+    scales, (scale, tracker) = expected_scales([0, 0, 1, 0, 0, 0], 4.0, 2.0, 0.5, 2)
+    assert [float(s) for s in scales] == [4, 4, 8, 4, 4, 8]
+    assert (float(scale), tracker) == (8.0, 1)
+    scales, (scale, tracker) = expected_scales([0, 0], 1e38, 16.0, 0.5, 1)
+    assert scale == np.float32(1e38) and tracker == 0
+
+
+# --------------------------------------------------------------------------
+# Fixtures and helpers
+# --------------------------------------------------------------------------
+
+_EXPORT = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from amp_testmodels.train_reference import build, export
+model, shape, _ = build("mlp")
+export(model, shape, sys.argv[2])
+"""
+
+
+@pytest.fixture(scope="module")
+def mlp(tmp_path_factory):
+    """The exported mlp (model.onnx path); skips without Debian's torch."""
+    if not has_debian_torch():
+        pytest.skip("Debian python3-torch/torchvision not installed (/usr/bin/python3)")
+    path = tmp_path_factory.mktemp("mlp") / "model.onnx"
+    proc = subprocess.run([DEBIAN_PYTHON, "-c", _EXPORT, MODELS_DIR, str(path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return str(path)
+
+
+def make_data(batches, nan_batches=(), seed=0):
+    """Gentle fixed-seed data for ``batches`` batches of 8; NaN in every input
+    row of the (0-based) batches in ``nan_batches``."""
+    rng = np.random.default_rng(seed)
+    x = (0.1 * rng.standard_normal((batches * BATCH, 64))).astype(np.float32)
+    y = np.concatenate([rng.permutation(10)[:BATCH] for _ in range(batches)]).astype(np.int64)
+    for k in nan_batches:
+        x[k * BATCH:(k + 1) * BATCH] = np.nan
+    return x, y
+
+
+def flags_for(steps, overflow_steps):
+    return [int(k in overflow_steps) for k in range(steps)]
+
+
+class Run:
+    """The result of one ``amp-run --train``: process, CSV columns, state."""
+
+    def __init__(self, proc, log, state):
+        self.proc, self.log, self.state = proc, log, state
+
+    def scales(self):
+        return [np.float32(float(v)) for v in self.log["loss_scale"]]
+
+
+def train(amp_run, model, workdir, x, y, steps, *flags, name="run", expect_ok=True):
+    """Run ``amp-run MODEL --train`` on (x, y) for ``steps`` steps with batch 8,
+    --no-shuffle, a CSV log and a saved state; returns a :class:`Run`."""
+    workdir = str(workdir)
+    xp, yp = os.path.join(workdir, f"{name}.x.npy"), os.path.join(workdir, f"{name}.y.npy")
+    logp, statep = os.path.join(workdir, f"{name}.csv"), os.path.join(workdir, f"{name}.npz")
+    np.save(xp, x)
+    np.save(yp, y)
+    command = [amp_run, model, "--train", "--data", xp, "--labels", yp,
+               "--batch-size", str(BATCH), "--steps", str(steps), "--no-shuffle",
+               "--log-csv", logp, "--save-state", statep, *map(str, flags)]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    if not expect_ok:
+        return Run(proc, None, None)
+    assert proc.returncode == 0, f"{' '.join(command)}\nstderr:\n{proc.stderr[-3000:]}"
+    with open(logp, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["step"]) for r in rows] == list(range(1, steps + 1))
+    log = {key: [r[key] for r in rows] for key in rows[0]}
+    with np.load(statep) as npz:
+        state = {k: npz[k].copy() for k in npz.files}
+    return Run(proc, log, state)
+
+
+def found_inf(run):
+    return [int(v) for v in run.log["found_inf"]]
+
+
+def assert_scales(run, expected):
+    got = run.scales()
+    assert len(got) == len(expected)
+    for k, (g, e) in enumerate(zip(got, expected)):
+        assert g == e, f"step {k}: CSV loss_scale {g!r}, expected {e!r}\n{got}"
+
+
+def assert_bit_identical(a, b, keys):
+    for key in keys:
+        assert a[key].dtype == b[key].dtype and a[key].shape == b[key].shape, key
+        assert a[key].tobytes() == b[key].tobytes(), f"{key} differs"
+
+
+# --------------------------------------------------------------------------
+# 1. The exact scale sequence
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("init,growth,backoff,interval,overflows,steps", [
+    (65536.0, 2.0, 0.5, 3, (2, 3, 9), 14),
+    (1024.0, 4.0, 0.25, 2, (1, 4, 5, 10), 13),
+])
+def test_scale_sequence_matches_rule(amp_run, mlp, tmp_path, init, growth, backoff, interval,
+                                     overflows, steps):
+    """Step by step, the scale each step used (CSV loss_scale), the found_inf
+    and skipped columns, and the final saved loss_scale/growth_tracker equal
+    the port of GradScaler's update rule, for a run whose injected overflows
+    interleave with growth (cf. PyTorch's test_grad_scaling_update_scale)."""
+    x, y = make_data(steps, overflows)
+    run = train(amp_run, mlp, tmp_path, x, y, steps, *F16, *SGD,
+                "--loss-scale-init", init, "--loss-scale-growth", growth,
+                "--loss-scale-backoff", backoff, "--loss-scale-interval", interval)
+    flags = flags_for(steps, overflows)
+    assert found_inf(run) == flags
+    assert [int(v) for v in run.log["skipped"]] == list(np.cumsum(flags))
+    scales, (scale, tracker) = expected_scales(flags, init, growth, backoff, interval)
+    assert len(set(float(s) for s in scales)) >= 3, "the case must both grow and back off"
+    assert_scales(run, scales)
+    assert run.state["loss_scale"].dtype == np.float32
+    assert run.state["loss_scale"] == scale
+    assert run.state["growth_tracker"].dtype == np.int64
+    assert int(run.state["growth_tracker"]) == tracker
+    assert int(run.state["step"]) == steps - len(overflows)
+    assert int(run.state["amp_run.batches_done"]) == steps
+    assert "hysteresis_left" not in run.state
+    assert f"done: {steps} steps, {len(overflows)} skipped" in run.proc.stdout
+
+
+# --------------------------------------------------------------------------
+# 2. A skipped step did not happen
+# --------------------------------------------------------------------------
+
+
+def test_skipped_step_leaves_no_trace(amp_run, mlp, tmp_path):
+    """GradScaler.step skips optimizer.step() on inf: run A with NaN in batch k
+    must end, after the same clean steps, with parameters, momentum buffers
+    and `step` bit-identical to run B whose data simply omits batch k; only
+    the scaler differs (A's scale = B's * backoff, A's tracker restarted at
+    the skip). The interval is large so B never grows."""
+    k, steps = 3, 10
+    x, y = make_data(steps, (k,), seed=7)
+    keep = np.r_[0:k * BATCH, (k + 1) * BATCH:steps * BATCH]
+    common = (*F16, "--optimizer", "momentum", "--lr", "0.1", "--loss-scale-interval", 1000)
+    a = train(amp_run, mlp, tmp_path, x, y, steps, *common, name="a")
+    b = train(amp_run, mlp, tmp_path, x[keep], y[keep], steps - 1, *common, name="b")
+    assert found_inf(a) == flags_for(steps, (k,))
+    assert found_inf(b) == [0] * (steps - 1)
+    state_keys = [*PARAMS, *(f"{p}.momentum_buffer" for p in PARAMS), "step"]
+    assert sorted(a.state) == sorted(b.state)
+    assert_bit_identical(a.state, b.state, state_keys)
+    assert int(a.state["step"]) == steps - 1
+    assert a.state["loss_scale"] == b.state["loss_scale"] * np.float32(0.5)
+    assert b.state["loss_scale"] == np.float32(65536)
+    assert int(a.state["growth_tracker"]) == steps - 1 - k
+    assert int(b.state["growth_tracker"]) == steps - 1
+    # The clean steps saw the same parameters, hence the same losses.
+    a_losses = [v for i, v in enumerate(a.log["loss"]) if i != k]
+    assert a_losses == b.log["loss"]
+    # Sanity: the momentum state is live (nonzero), so the comparison means something.
+    assert np.any(a.state["fc1.weight.momentum_buffer"] != 0)
+
+
+# --------------------------------------------------------------------------
+# 3. The fused unscale-and-check op, at every element position
+# --------------------------------------------------------------------------
+
+SHAPES = [(3, 4), (5,), (2, 2, 2)]
+_TYPES = ", ".join(f"tensor<{'x'.join(map(str, s))}xf32>" for s in SHAPES)
+UNSCALE_PROGRAM = f"""\
+func.func @main(%s: tensor<f32>, %a: tensor<3x4xf32>, %b: tensor<5xf32>, %c: tensor<2x2x2xf32>) -> ({_TYPES}, tensor<f32>, tensor<3xf32>) {{
+  %u:3, %found, %flags = amp.multi_tensor_unscale_check %s, %a, %b, %c : (tensor<f32>, {_TYPES}) -> ({_TYPES}, tensor<f32>, tensor<3xf32>)
+  return %u#0, %u#1, %u#2, %found, %flags : {_TYPES}, tensor<f32>, tensor<3xf32>
+}}
+"""
+
+
+@pytest.fixture(scope="module")
+def unscale_program(tmp_path_factory, amp_opt):
+    path = tmp_path_factory.mktemp("unscale") / "unscale.mlir"
+    path.write_text(UNSCALE_PROGRAM)
+    proc = amp_opt.run(path)
+    assert proc.returncode == 0, proc.stderr
+    assert "amp.multi_tensor_unscale_check" in proc.stdout
+    return str(path)
+
+
+def run_unscale(amp_run, program, workdir, inv_scale, grads):
+    """Run the program once; returns (unscaled list, found_inf, flags)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    inputs = [np.array(inv_scale, dtype=np.float32), *grads]
+    args = []
+    for i, value in enumerate(inputs):
+        p = workdir / f"in{i}.npy"
+        np.save(p, value)
+        args += ["-i", str(p)]
+    out = workdir / "out"
+    proc = subprocess.run([amp_run, program, *args, "--output-dir", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    outs = [np.load(out / f"output_{i}.npy") for i in range(5)]
+    for o, shape in zip(outs, SHAPES + [(), (3,)]):
+        assert o.dtype == np.float32 and o.shape == shape
+    return outs[:3], outs[3], outs[4]
+
+
+def base_grads(seed=3):
+    rng = np.random.default_rng(seed)
+    return [(rng.standard_normal(s) * 1000).astype(np.float32) for s in SHAPES]
+
+
+def assert_same_floats(got, want, what):
+    """Equal as float32 bit patterns, except that any NaN matches any NaN."""
+    assert got.dtype == want.dtype == np.float32
+    both_nan = np.isnan(got) & np.isnan(want)
+    same = (got.view(np.uint32) == want.view(np.uint32)) | both_nan
+    assert same.all(), f"{what}: got {got}, want {want}"
+
+
+def test_unscale_check_clean(amp_run, unscale_program, tmp_path):
+    """No Inf/NaN: found_inf 0, all flags 0, every output x * inv_scale
+    rounded once in float32 (PyTorch's _amp_foreach_non_finite_check_and_unscale_
+    multiplies by inv_scale), for an exact and an inexact inv_scale."""
+    grads = base_grads()
+    for n, inv_scale in enumerate([np.float32(1 / 65536), np.float32(1 / 3)]):
+        unscaled, found, flags = run_unscale(amp_run, unscale_program, tmp_path / str(n),
+                                             inv_scale, grads)
+        assert found == np.float32(0)
+        assert flags.tolist() == [0.0, 0.0, 0.0]
+        for i, (u, g) in enumerate(zip(unscaled, grads)):
+            assert_same_floats(u, g * inv_scale, f"clean output {i}")
+
+
+def test_unscale_check_every_position(amp_run, unscale_program, tmp_path):
+    """For every element of every gradient and each of +inf, -inf and NaN:
+    found_inf is 1, the flags are the one-hot of that gradient, and every
+    output (the poisoned one included) is x * inv_scale in float32."""
+    grads = base_grads()
+    inv_scale = np.float32(2.0 ** -16)
+    cases = 0
+    for t, shape in enumerate(SHAPES):
+        for pos in np.ndindex(*shape):
+            for value in (np.inf, -np.inf, np.nan):
+                poisoned = [g.copy() for g in grads]
+                poisoned[t][pos] = value
+                unscaled, found, flags = run_unscale(
+                    amp_run, unscale_program, tmp_path / f"{t}_{'_'.join(map(str, pos))}_{value}",
+                    inv_scale, poisoned)
+                where = f"tensor {t} position {pos} value {value}"
+                assert found == np.float32(1), where
+                assert flags.tolist() == [float(i == t) for i in range(3)], where
+                for i, (u, g) in enumerate(zip(unscaled, poisoned)):
+                    assert_same_floats(u, g * inv_scale, f"{where}: output {i}")
+                cases += 1
+    assert cases == 3 * (12 + 5 + 8)
+
+
+@pytest.mark.parametrize("value", [3e38, -3e38])
+def test_unscale_check_product_overflow(amp_run, unscale_program, tmp_path, value):
+    """A finite gradient whose unscaled value overflows (3e38 * 2 = inf) is
+    detected: the check looks at the product, not at the input."""
+    grads = base_grads()
+    grads[2][1, 0, 1] = np.float32(value)
+    unscaled, found, flags = run_unscale(amp_run, unscale_program, tmp_path, 2.0, grads)
+    assert found == np.float32(1)
+    assert flags.tolist() == [0.0, 0.0, 1.0]
+    assert unscaled[2][1, 0, 1] == np.float32(np.copysign(np.inf, value))
+    with np.errstate(over="ignore"):
+        for i, (u, g) in enumerate(zip(unscaled, grads)):
+            assert_same_floats(u, g * np.float32(2.0), f"output {i}")
+
+
+# --------------------------------------------------------------------------
+# 4. Hysteresis
+# --------------------------------------------------------------------------
+
+
+def test_hysteresis_two(amp_run, mlp, tmp_path):
+    """--loss-scale-hysteresis 2 (DeepSpeed's `hysteresis`): isolated overflows
+    never back off; in a run of consecutive overflows the scale backs off at
+    the second and at every further one; a clean step restores the allowance.
+    hysteresis_left is saved in the state (1 after an overflow, 2 after a
+    clean step)."""
+    steps, overflows = 16, (2, 5, 8, 9, 10, 13)
+    x, y = make_data(steps, overflows, seed=11)
+    run = train(amp_run, mlp, tmp_path, x, y, steps, *F16, *SGD,
+                "--loss-scale-hysteresis", 2, name="full")
+    flags = flags_for(steps, overflows)
+    assert found_inf(run) == flags
+    scales, scale, tracker, left = scaler_trace(flags, 65536, 2, 0.5, 2000, hysteresis=2)
+    assert_scales(run, scales)
+    # Spelled out: 65536 through the isolated overflows 2 and 5 and the first
+    # of 8,9,10; backed off at 9 and 10; the isolated 13 changes nothing.
+    assert [float(s) for s in scales] == [65536.0] * 10 + [32768.0] + [16384.0] * 5
+    assert run.state["loss_scale"] == scale == np.float32(16384)
+    assert int(run.state["growth_tracker"]) == tracker == 2
+    assert run.state["hysteresis_left"].dtype == np.int64
+    assert int(run.state["hysteresis_left"]) == left == 2
+    # Stop right after an isolated overflow: the scale is kept, the allowance used.
+    short = train(amp_run, mlp, tmp_path, x, y, 6, *F16, *SGD,
+                  "--loss-scale-hysteresis", 2, name="short")
+    assert short.state["loss_scale"] == np.float32(65536)
+    assert int(short.state["hysteresis_left"]) == 1
+    assert int(short.state["growth_tracker"]) == 0
+
+
+# --------------------------------------------------------------------------
+# 5. Clamps
+# --------------------------------------------------------------------------
+
+
+def test_max_clamp(amp_run, mlp, tmp_path):
+    """--loss-scale-max 262144 with interval 1 from 65536: 65536, 131072, then
+    262144 for ever (growth is clamped, not skipped); without the clamp the
+    same data grows to 524288 at step 3 (so the clamp is what stops it)."""
+    steps = 8
+    x, y = make_data(steps, seed=5)
+    run = train(amp_run, mlp, tmp_path, x, y, steps, *F16, *SGD,
+                "--loss-scale-interval", 1, "--loss-scale-max", 262144, name="max")
+    assert found_inf(run) == [0] * steps
+    assert [float(s) for s in run.scales()] == [65536.0, 131072.0] + [262144.0] * (steps - 2)
+    assert run.state["loss_scale"] == np.float32(262144)
+    assert int(run.state["growth_tracker"]) == 0
+    free = train(amp_run, mlp, tmp_path, x, y, 4, *F16, *SGD,
+                 "--loss-scale-interval", 1, name="free")
+    assert [float(s) for s in free.scales()] == [65536.0, 131072.0, 262144.0, 524288.0]
+
+
+def test_min_clamp(amp_run, mlp, tmp_path):
+    """--loss-scale-min: backoff is clamped at the minimum (65536 -> 32768 ->
+    20000, not 16384), and the run keeps going while the scale is above it."""
+    steps, overflows = 5, (1, 2)
+    x, y = make_data(steps, overflows, seed=13)
+    run = train(amp_run, mlp, tmp_path, x, y, steps, *F16, *SGD, "--loss-scale-min", 20000)
+    flags = flags_for(steps, overflows)
+    assert found_inf(run) == flags
+    scales, scale, tracker, _ = scaler_trace(flags, 65536, 2, 0.5, 2000, min=20000)
+    assert [float(s) for s in scales] == [65536.0, 65536.0, 32768.0, 20000.0, 20000.0]
+    assert_scales(run, scales)
+    assert run.state["loss_scale"] == scale == np.float32(20000)
+    assert int(run.state["growth_tracker"]) == tracker == 2
+
+
+def test_overflow_at_min_scale_stops(amp_run, mlp, tmp_path):
+    """--loss-scale-min 16384 with overflows at steps 1, 2, 3: the scale goes
+    65536 -> 32768 -> 16384, and the overflow at the minimum (step 3, printed
+    1-based as step 4) stops the run with exit status 1 and an error naming
+    the scale and the parameters with non-finite gradients."""
+    x, y = make_data(8, (1, 2, 3, 4), seed=17)
+    run = train(amp_run, mlp, tmp_path, x, y, 8, *F16, *SGD, "--loss-scale-min", 16384,
+                expect_ok=False)
+    assert run.proc.returncode == 1, run.proc.stderr
+    err = run.proc.stderr
+    assert "error: step 4 overflowed with the loss scale at its minimum (16384" in err, err
+    assert "non-finite gradients in: " in err and "fc1.weight" in err, err
+    # One step earlier it still runs, with the scale at the minimum.
+    ok = train(amp_run, mlp, tmp_path, x, y, 3, *F16, *SGD, "--loss-scale-min", 16384,
+               name="ok")
+    assert [float(s) for s in ok.scales()] == [65536.0, 65536.0, 32768.0]
+    assert ok.state["loss_scale"] == np.float32(16384)
+
+
+# --------------------------------------------------------------------------
+# 6. Static scale
+# --------------------------------------------------------------------------
+
+
+def test_static_scale_skips_overflow(amp_run, mlp, tmp_path):
+    """--loss-scale=static:1024 (GradScaler with growth/backoff 1, or apex's
+    static loss scale): the scale is always 1024, an overflowing step is still
+    skipped (state after k+1 steps, step k overflowing, bit-identical to the
+    state after k), and the state holds no growth tracker."""
+    k, steps = 3, 8
+    x, y = make_data(steps, (k, 5), seed=19)
+    static = ("--loss-scale=static:1024",)
+    full = train(amp_run, mlp, tmp_path, x, y, steps, *F16, *SGD, *static, name="full")
+    assert found_inf(full) == flags_for(steps, (k, 5))
+    assert [float(s) for s in full.scales()] == [1024.0] * steps
+    assert full.state["loss_scale"] == np.float32(1024)
+    assert "growth_tracker" not in full.state
+    assert int(full.state["step"]) == steps - 2
+    before = train(amp_run, mlp, tmp_path, x, y, k, *F16, *SGD, *static, name="before")
+    after = train(amp_run, mlp, tmp_path, x, y, k + 1, *F16, *SGD, *static, name="after")
+    assert_bit_identical(before.state, after.state, [*PARAMS, "step", "loss_scale"])
+    assert int(after.state["step"]) == k
+    # Sanity: a clean step does change the parameters.
+    earlier = train(amp_run, mlp, tmp_path, x, y, k - 1, *F16, *SGD, *static, name="earlier")
+    assert earlier.state["fc1.weight"].tobytes() != before.state["fc1.weight"].tobytes()
+
+
+# --------------------------------------------------------------------------
+# 7. Growth that would overflow float32
+# --------------------------------------------------------------------------
+
+
+def test_huge_scale_stays_finite(amp_run, mlp, tmp_path):
+    """fp32 program with --loss-scale=dynamic, init 1e38, growth 16, interval 1:
+    1.6e39 is not a float32, so GradScaler keeps the scale (it only grows
+    when scale * growth is finite). Every logged scale is finite and
+    <= float32(1e38), the sequence equals the rule, and the final scale is
+    finite."""
+    steps = 6
+    x, y = make_data(steps, seed=23)
+    run = train(amp_run, mlp, tmp_path, x, y, steps, *SGD, "--loss-scale=dynamic",
+                "--loss-scale-init", 1e38, "--loss-scale-growth", 16,
+                "--loss-scale-interval", 1)
+    scales = run.scales()
+    assert all(np.isfinite(s) and s <= np.float32(1e38) for s in scales), scales
+    expected, (scale, tracker) = expected_scales(found_inf(run), 1e38, 16, 0.5, 1)
+    assert_scales(run, expected)
+    assert np.isfinite(run.state["loss_scale"])
+    assert run.state["loss_scale"] == scale
+    assert int(run.state["growth_tracker"]) == tracker
+    assert scales[0] == np.float32(1e38) and scales[1] == np.float32(1e38)
+
+
+# --------------------------------------------------------------------------
+# 8. Skips first, then growth (PyTorch's _run_scaling_case shape)
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("skips,clean,interval", [(3, 8, 2), (2, 7, 3)])
+def test_scale_after_skips_then_clean_steps(amp_run, mlp, tmp_path, skips, clean, interval):
+    """After M overflowing steps (0..M-1) then N clean ones, the scale is
+    init * growth**(N // interval) * backoff**M and the tracker N % interval
+    (the closed form PyTorch's _run_scaling_case asserts)."""
+    steps, init = skips + clean, 4096.0
+    x, y = make_data(steps, range(skips), seed=29)
+    run = train(amp_run, mlp, tmp_path, x, y, steps, *F16, *SGD,
+                "--loss-scale-init", init, "--loss-scale-interval", interval)
+    assert found_inf(run) == [1] * skips + [0] * clean
+    assert run.state["loss_scale"] == np.float32(init * 2.0 ** (clean // interval) * 0.5 ** skips)
+    assert int(run.state["growth_tracker"]) == clean % interval
+    assert int(run.state["step"]) == clean
+    assert_scales(run, expected_scales(found_inf(run), init, 2, 0.5, interval)[0])
+
+
+# --------------------------------------------------------------------------
+# 9. The schedule does not advance on skipped steps
+# --------------------------------------------------------------------------
+
+
+def test_lr_schedule_frozen_on_skips(amp_run, mlp, tmp_path):
+    """--lr-schedule=linear --warmup-steps 4 --total-steps 20: like a
+    scheduler stepped only when the optimizer stepped, the lr a step uses
+    depends on the optimizer steps taken, not on the batches seen. The step
+    after a skip uses the skipped step's lr; the lr of every step equals the
+    clean run's lr at the same optimizer-step count; the saved `step` is the
+    number of non-skipped steps."""
+    steps, overflows = 12, (2, 3, 7)
+    schedule = ("--lr-schedule=linear", "--warmup-steps", 4, "--total-steps", 20)
+    x, y = make_data(steps, overflows, seed=31)
+    run = train(amp_run, mlp, tmp_path, x, y, steps, *F16, *SGD, *schedule, name="skips")
+    clean_x, clean_y = make_data(steps, seed=31)
+    clean = train(amp_run, mlp, tmp_path, clean_x, clean_y, steps, *F16, *SGD, *schedule,
+                  name="clean")
+    flags = flags_for(steps, overflows)
+    assert found_inf(run) == flags
+    assert found_inf(clean) == [0] * steps
+    lr, clean_lr = run.log["lr"], clean.log["lr"]
+    # The clean run follows the schedule exactly (float32): warm-up 0.1 * t / 4,
+    # then 0.1 * (20 - t) / 16, t = optimizer steps taken before the step.
+    f32 = np.float32
+    want = [(f32(t) / f32(4) if t < 4 else f32(20 - t) / f32(16)) * f32(0.1)
+            for t in range(steps)]
+    assert [f32(float(v)) for v in clean_lr] == want
+    for k in overflows:
+        assert lr[k + 1] == lr[k], f"step {k + 1} after the skipped step {k}"
+    taken = np.concatenate([[0], np.cumsum(1 - np.array(flags))])[:steps]
+    assert lr == [clean_lr[t] for t in taken]
+    assert int(run.state["step"]) == steps - len(overflows)
+    assert int(clean.state["step"]) == steps
