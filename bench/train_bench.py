@@ -47,6 +47,20 @@ optimizer (``torch.optim.SGD``, momentum 0.9, lr 0.01):
 * **Threads.** ``--threads T`` (default: the CPUs this process may use)
   sets amp-run's ``OMP_NUM_THREADS`` (oneDNN and the generated loops) and
   PyTorch's ``torch.set_num_threads``.
+* **PyTorch's BLAS.** Debian's torch 1.13 runs convolutions in oneDNN but
+  fp32 GEMMs (``nn.Linear``, ``matmul`` and their gradients) in whatever
+  ``libblas.so.3`` the system provides; with Debian's default, the netlib
+  reference BLAS (one thread, ~4 GFLOPS here against ~95 for OpenBLAS), it
+  is a weak baseline for GEMM-heavy models (the notes say which library it
+  loaded). amp-run's GEMMs use oneDNN's ``dnnl_sgemm``. ``--torch-blas
+  LIB`` times PyTorch a second time with ``LD_PRELOAD=LIB`` (and
+  ``OPENBLAS_NUM_THREADS=T``): the "torch+BLAS" columns. OpenBLAS can be
+  had without installing it system-wide (which would change every user's
+  ``libblas.so.3``)::
+
+      apt-get download libopenblas0-pthread
+      dpkg -x libopenblas0-pthread_*.deb /tmp/openblas
+      ... --torch-blas /tmp/openblas/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3
 
 bf16 and f16 on the CPU are emulated around fp32 kernels (casts, fp32
 oneDNN GEMMs and convolutions, no fp16/bf16 oneDNN paths), so they are
@@ -84,14 +98,18 @@ Models (``--models``, comma-separated; ``NAME[:static][:nodropout]``):
 Integer inputs (e.g. ``gpt2_decoder``'s tokens) get random values in
 ``[0, num_embeddings)`` of the model's first ``nn.Embedding``. Default steps
 per model: mlp 2000 (200 warm-up), cnn 400 (40), resnet18 8 (3), bert_encoder
-40 (5), others 10 (3); ``--steps``/``--warmup``/``--batch`` take one number
+30 (5), others 10 (3); ``--steps``/``--warmup``/``--batch`` take one number
 for all models or ``name=N,...``. A model amp-run cannot train gets a FAILED
 cell with the first line of its error and the run goes on; the table's
 notes repeat the errors in full. Other processes on the machine skew the
-timings: the cores they used while each model was measured are printed
-under the table (``/proc/stat``), with a warning above 0.1 core;
-``--wait-idle SECONDS`` waits (up to that long) before each model until
-they use less than 0.1 core. Models run one after another, never in
+timings (amp-run's OpenMP threads most): the cores they used during each
+run's timed steps are measured (``/proc/stat`` minus the CPU time of the
+measured process tree and of this script); a run during which they used
+more than 0.1 core is repeated, up to ``--retries`` times (default 2), and
+the quietest run is kept; the table's notes give the most any kept run of
+each model saw, with a warning above 0.1 core. ``--wait-idle SECONDS``
+also waits (up to that long) before each model and each repeat until they
+use less than 0.1 core. Models and runs go one after another, never in
 parallel. Needs ``numpy`` here and torch + torchvision under
 ``/usr/bin/python3``. ``--markdown FILE`` appends the table with the date
 and the command; ``--json FILE`` writes the raw numbers.
@@ -138,7 +156,7 @@ MODEL_DEFAULTS = {
     "mlp": (64, 2000, 200),
     "cnn": (64, 400, 40),
     "resnet18": (8, 8, 3),
-    "bert_encoder": (8, 40, 5),
+    "bert_encoder": (8, 30, 5),
 }
 OTHER_DEFAULTS = (8, 10, 3)
 
@@ -223,6 +241,18 @@ def export(name, options, batch, path):
     print("INFO " + json.dumps(info))
 
 
+def busy_sample():
+    """(wall s, machine busy s, this process's CPU s) for the cores others used."""
+    import os
+    with open("/proc/stat") as f:
+        fields = [int(v) for v in f.readline().split()[1:]]
+    ticks = os.sysconf("SC_CLK_TCK")
+    steal = fields[7] if len(fields) > 7 else 0
+    own = os.times()
+    return (time.perf_counter(), (sum(fields[:8]) - fields[3] - fields[4] - steal) / ticks,
+            own.user + own.system)
+
+
 def train(name, options, batch, steps, warmup, x_path, y_path, threads, out):
     import numpy as np
     torch.set_num_threads(threads)
@@ -233,7 +263,10 @@ def train(name, options, batch, steps, warmup, x_path, y_path, threads, out):
     criterion = nn.CrossEntropyLoss()
     model.train()
     times, losses = [], []
+    window = None
     for k in range(steps):
+        if k == warmup:
+            window = busy_sample()
         i = k % batches
         start = time.perf_counter()
         xb = torch.from_numpy(x[i * batch:(i + 1) * batch])
@@ -244,8 +277,12 @@ def train(name, options, batch, steps, warmup, x_path, y_path, threads, out):
         optimizer.step()
         losses.append(loss.item())
         times.append(time.perf_counter() - start)
+    end = busy_sample()
+    other = ((end[1] - window[1]) - (end[2] - window[2])) / (end[0] - window[0])
+    blas = [l.split()[-1] for l in open("/proc/self/maps") if "blas" in l.lower()]
     with open(out, "w") as f:
         json.dump({"times": times, "losses": losses, "info": info,
+                   "blas": blas[0] if blas else "none mapped", "other_cores": max(0.0, other),
                    "torch": torch.__version__, "threads": torch.get_num_threads(),
                    "mkldnn": torch.backends.mkldnn.is_available()}, f)
 
@@ -296,6 +333,38 @@ def load_average():
         return " ".join(f"{x:.2f}" for x in os.getloadavg())
     except OSError:
         return "n/a"
+
+
+def process_tree_cpu(pid):
+    """CPU seconds (all threads) of process ``pid`` and its descendants, or None."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except (OSError, ValueError, IndexError):
+            if p == pid:
+                return None
+    return total
+
+
+def machine_busy():
+    """(wall s, busy CPU s of the whole machine, this process's CPU s) or None."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    steal = fields[7] if len(fields) > 7 else 0
+    own = os.times()
+    return (time.perf_counter(), (sum(fields[:8]) - fields[3] - fields[4] - steal)
+            / os.sysconf("SC_CLK_TCK"), own.user + own.system)
 
 
 class CpuMeter:
@@ -395,7 +464,7 @@ def run_amp(args, model, data, labels, batch, steps, warmup, amp_type, work):
             result["error"] = f"cannot start amp-run: {e}"
             return result
         os.close(slave)
-        lines, buf, timed_out = [], b"", False
+        lines, buf, timed_out, samples = [], b"", False, {}
         deadline = start + args.timeout
         while True:
             left = deadline - time.perf_counter()
@@ -418,7 +487,12 @@ def run_amp(args, model, data, labels, batch, steps, warmup, amp_type, work):
             buf += chunk
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
-                lines.append((now, line.decode(errors="replace").strip()))
+                line = line.decode(errors="replace").strip()
+                lines.append((now, line))
+                # What the machine and amp-run used over the timed steps.
+                m = STEP_RE.match(line)
+                if m and int(m.group(1)) in (warmup, steps):
+                    samples[int(m.group(1))] = (machine_busy(), process_tree_cpu(proc.pid))
         os.close(master)
         proc.wait()
     wall = time.perf_counter() - start
@@ -449,18 +523,32 @@ def run_amp(args, model, data, labels, batch, steps, warmup, amp_type, work):
         result["startup_s"] = t_w - start - warmup / rate_w
         result["ms_per_step_incl_warmup"] = 1e3 / rate_s
     result["losses"] = {warmup: loss_w, steps: loss_s}
+    (busy_w, tree_w), (busy_s, tree_s) = samples.get(warmup, (None, None)), samples.get(
+        steps, (None, None))
+    if busy_w and busy_s and tree_w is not None and tree_s is not None and busy_s[0] > busy_w[0]:
+        other = ((busy_s[1] - busy_w[1]) - (tree_s - tree_w) - (busy_s[2] - busy_w[2])) / (
+            busy_s[0] - busy_w[0])
+        result["other_cores"] = max(0.0, other)
     return result
 
 
-def run_torch(args, script, name, options, data, labels, batch, steps, warmup, work):
-    out = os.path.join(work, "torch.json")
-    time_file = os.path.join(work, "torch.time")
+def run_torch(args, script, name, options, data, labels, batch, steps, warmup, work,
+              preload=None):
+    """Train with PyTorch (``preload``: a BLAS library to LD_PRELOAD)."""
+    tag = "torch-blas" if preload else "torch"
+    out = os.path.join(work, f"{tag}.json")
+    time_file = os.path.join(work, f"{tag}.time")
     cmd = [TORCH_PYTHON, script, "train", name, ",".join(options) or "-", str(batch),
            str(steps), str(warmup), data, labels, str(args.threads), out]
-    result = {"command": " ".join(shlex.quote(c) for c in cmd)}
+    env = dict(os.environ)
+    prefix = ""
+    if preload:
+        env.update(LD_PRELOAD=preload, OPENBLAS_NUM_THREADS=str(args.threads))
+        prefix = f"LD_PRELOAD={shlex.quote(preload)} OPENBLAS_NUM_THREADS={args.threads} "
+    result = {"command": prefix + " ".join(shlex.quote(c) for c in cmd)}
     try:
         proc = subprocess.run([GNU_TIME, "-v", "-o", time_file] + cmd, capture_output=True,
-                              text=True, timeout=args.timeout)
+                              text=True, timeout=args.timeout, env=env)
     except subprocess.TimeoutExpired:
         result["error"] = f"timed out after {args.timeout:g} s"
         return result
@@ -476,6 +564,7 @@ def run_torch(args, script, name, options, data, labels, batch, steps, warmup, w
                   ms_per_step_min=min(timed) * 1e3,
                   losses={warmup: raw["losses"][warmup - 1], steps: raw["losses"][steps - 1]},
                   torch=raw["torch"], threads=raw["threads"], mkldnn=raw["mkldnn"],
+                  blas=raw["blas"], other_cores=raw["other_cores"],
                   info=raw["info"])
     return result
 
@@ -509,6 +598,26 @@ def make_data(info, batch, steps, work):
 # --------------------------------------------------------------------------
 # Driver
 # --------------------------------------------------------------------------
+
+
+def measure(args, label, run):
+    """``run()`` again (up to --retries times) while other processes used more
+    than BUSY_WARNING cores during its timed steps; keep the quietest result."""
+    best = None
+    for attempt in range(1 + args.retries):
+        if attempt and args.wait_idle > 0:
+            wait_idle(args.wait_idle)
+        result = run()
+        result["attempts"] = attempt + 1
+        busy = result.get("other_cores")
+        if best is None or (busy is not None and busy < best.get("other_cores", float("inf"))):
+            best = result
+        if "error" in result or busy is None or busy <= BUSY_WARNING:
+            break
+        print(f"[{label}] other processes used {busy:.2f} cores during the timed steps"
+              + ("; measuring again" if attempt < args.retries else ""), file=sys.stderr,
+              flush=True)
+    return best
 
 
 def model_settings(args, spec):
@@ -548,15 +657,23 @@ def bench_model(args, script, spec, work):
         return row
     data, labels = make_data(row["info"], batch, steps, model_work)
 
-    meter = CpuMeter()
     print(f"[{spec}] torch ...", file=sys.stderr, flush=True)
-    row["torch"] = run_torch(args, script, name, options, data, labels, batch, steps, warmup,
-                             model_work)
+    row["torch"] = measure(args, f"{spec} torch", lambda: run_torch(
+        args, script, name, options, data, labels, batch, steps, warmup, model_work))
     if "error" in row["torch"]:
         print(f"[{spec}] torch FAILED: {row['torch']['error']}", file=sys.stderr, flush=True)
+    if args.torch_blas:
+        print(f"[{spec}] torch with {args.torch_blas} ...", file=sys.stderr, flush=True)
+        row["torch_blas"] = measure(args, f"{spec} torch+BLAS", lambda: run_torch(
+            args, script, name, options, data, labels, batch, steps, warmup, model_work,
+            preload=args.torch_blas))
+        if "error" in row["torch_blas"]:
+            print(f"[{spec}] torch with {args.torch_blas} FAILED: {row['torch_blas']['error']}",
+                  file=sys.stderr, flush=True)
     for amp_type in args.amp_types:
         print(f"[{spec}] amp-run {amp_type} ...", file=sys.stderr, flush=True)
-        result = run_amp(args, path, data, labels, batch, steps, warmup, amp_type, model_work)
+        result = measure(args, f"{spec} amp-run {amp_type}", lambda: run_amp(
+            args, path, data, labels, batch, steps, warmup, amp_type, model_work))
         row[amp_type] = result
         if "error" in result:
             print(f"[{spec}] amp-run {amp_type} FAILED: {result['error']}", file=sys.stderr,
@@ -565,10 +682,14 @@ def bench_model(args, script, spec, work):
             print(f"[{spec}] amp-run {amp_type}: {result['ms_per_step']:.3f} ms/step "
                   f"(amp clock {result.get('ms_per_step_amp_clock', float('nan')):.3f}), startup "
                   f"{result.get('startup_s', float('nan')):.1f} s", file=sys.stderr, flush=True)
-    row["other_cores"] = meter.stop()
+    busy = [row[k]["other_cores"] for k in ("torch", "torch_blas") + tuple(args.amp_types)
+            if row.get(k, {}).get("other_cores") is not None]
+    row["other_cores"] = max(busy) if busy else None
+    for key in ("torch", "torch_blas"):
+        if "ms_per_step" in row.get(key, {}):
+            print(f"[{spec}] {key}: {row[key]['ms_per_step']:.3f} ms/step", file=sys.stderr,
+                  flush=True)
     if "ms_per_step" in row["torch"]:
-        print(f"[{spec}] torch: {row['torch']['ms_per_step']:.3f} ms/step", file=sys.stderr,
-              flush=True)
         for amp_type in args.amp_types:
             amp = row[amp_type]
             if "losses" in amp:
@@ -593,18 +714,21 @@ def cell_error(message, limit=110):
     return "FAILED: " + (message if len(message) <= limit else message[:limit - 3] + "...")
 
 
-def table_lines(rows, amp_types):
+def table_lines(rows, amp_types, torch_blas):
     low = [t for t in amp_types if t != "fp32"]
+    extra = ["torch+BLAS ms/step", "amp/torch+BLAS"] if torch_blas else []
     header = ("| model | batch | steps (warm-up) | amp fp32 ms/step | torch fp32 ms/step "
-              "| amp/torch | amp peak RSS MiB | torch peak RSS MiB | "
+              "| amp/torch | " + "".join(f"{e} | " for e in extra)
+              + "amp peak RSS MiB | torch peak RSS MiB | "
               + "".join(f"amp {t} ms/step | " for t in low)
               + "amp startup s | loss diff |")
-    lines = [header, "|---|---:|---|---:|---:|---:|---:|---:|" + "---:|" * len(low) + "---:|---:|"]
+    lines = [header, "|---|---:|---|---:|---:|---:|" + "---:|" * len(extra) + "---:|---:|"
+             + "---:|" * len(low) + "---:|---:|"]
     for row in rows:
         prefix = f"| {row['model']} | {row['batch']} | {row['steps']} ({row['warmup']}) |"
         if "torch" not in row:
             lines.append(prefix + f" {cell_error(row.get('error', '?'))} | n/a | n/a | n/a | n/a | "
-                         + "n/a | " * len(low) + "n/a | n/a |")
+                         + "n/a | " * (len(low) + len(extra)) + "n/a | n/a |")
             continue
         torch_r = row["torch"]
         amp = row.get("fp32", {"error": "not run"})
@@ -613,8 +737,14 @@ def table_lines(rows, amp_types):
         amp_ms = cell_error(amp["error"]) if "error" in amp else fmt_ms(amp["ms_per_step"])
         ratio = ("n/a" if "error" in amp or "error" in torch_r
                  else f"{amp['ms_per_step'] / torch_r['ms_per_step']:.2f}")
-        cells = [amp_ms, torch_ms, ratio, fmt(amp.get("peak_rss_mib"), ".0f"),
-                 fmt(torch_r.get("peak_rss_mib"), ".0f")]
+        cells = [amp_ms, torch_ms, ratio]
+        if torch_blas:
+            blas_r = row.get("torch_blas", {"error": "not run"})
+            cells.append(cell_error(blas_r["error"]) if "error" in blas_r
+                         else fmt_ms(blas_r["ms_per_step"]))
+            cells.append("n/a" if "error" in amp or "error" in blas_r
+                         else f"{amp['ms_per_step'] / blas_r['ms_per_step']:.2f}")
+        cells += [fmt(amp.get("peak_rss_mib"), ".0f"), fmt(torch_r.get("peak_rss_mib"), ".0f")]
         for t in low:
             r = row.get(t, {"error": "not run"})
             if "error" in r:
@@ -633,8 +763,19 @@ def note_lines(rows, args):
     torch_r = next((r["torch"] for r in rows if "ms_per_step" in r.get("torch", {})), None)
     if torch_r:
         lines.append(f"PyTorch {torch_r['torch']} eager fp32 on the CPU ({torch_r['threads']} "
-                     f"thread(s), oneDNN {'available' if torch_r['mkldnn'] else 'absent'}); "
-                     f"amp-run with OMP_NUM_THREADS={args.threads}.")
+                     f"thread(s), oneDNN {'available' if torch_r['mkldnn'] else 'absent'}, "
+                     f"BLAS {torch_r['blas']}); amp-run with OMP_NUM_THREADS={args.threads}.")
+        if "/blas/libblas" in torch_r["blas"]:
+            lines.append("WARNING: this PyTorch's GEMMs (Linear, matmul) run in the netlib "
+                         "reference BLAS (unoptimized, one thread), its convolutions in oneDNN: "
+                         "a weak baseline for GEMM-heavy models (mlp, bert_encoder). "
+                         + ("See the torch+BLAS columns." if args.torch_blas else
+                            "Pass --torch-blas LIB to also time it with an optimized BLAS."))
+    blas_r = next((r["torch_blas"] for r in rows
+                   if "ms_per_step" in r.get("torch_blas", {})), None)
+    if blas_r:
+        lines.append(f"torch+BLAS: the same PyTorch runs with LD_PRELOAD={args.torch_blas} "
+                     f"(loaded: {blas_r['blas']}), OPENBLAS_NUM_THREADS={args.threads}.")
     lines.append("ms/step: mean over the steps after the warm-up (amp-run: between its progress "
                  "lines, so without compilation). Peak RSS: GNU time, whole process. amp startup: "
                  "import, train-step build, lowering, JIT compilation and data loading of the fp32 "
@@ -661,17 +802,17 @@ def note_lines(rows, args):
     for row in rows:
         if "error" in row and "torch" not in row:
             errors.append(f"{row['model']}: {row['error']}")
-        for key in ("torch",) + tuple(args.amp_types):
+        for key in ("torch", "torch_blas") + tuple(args.amp_types):
             if "error" in row.get(key, {}):
-                errors.append(f"{row['model']} {key if key == 'torch' else 'amp-run ' + key}: "
-                              f"{row[key]['error']}")
+                tool = key.replace("_blas", "+BLAS") if key.startswith("torch") else "amp-run " + key
+                errors.append(f"{row['model']} {tool}: {row[key]['error']}")
     if errors:
         lines.append("Errors (first line of each):")
         lines += [f"- {e}" for e in errors]
     busy = [f"{r['model']} {r['other_cores']:.2f}" for r in rows if r.get("other_cores") is not None]
     if busy:
-        lines.append(f"Cores used by other processes while each model was measured (of "
-                     f"{os.cpu_count()}): " + ", ".join(busy) + ".")
+        lines.append(f"Cores used by other processes during the timed steps, the most over "
+                     f"each model's runs (of {os.cpu_count()}): " + ", ".join(busy) + ".")
         if any(r["other_cores"] > BUSY_WARNING for r in rows if r.get("other_cores") is not None):
             lines.append("WARNING: the machine was busy during the run; the timings are skewed. "
                          "Rerun on an idle machine (or with --wait-idle).")
@@ -713,6 +854,9 @@ def parse_args(argv):
     parser.add_argument("--amp-types", default=",".join(AMP_TYPES),
                         help="amp-run precisions to run (default %(default)s; fp32 is needed "
                              "for the ratio)")
+    parser.add_argument("--torch-blas", metavar="LIB",
+                        help="also time PyTorch with this BLAS library LD_PRELOADed (e.g. "
+                             "OpenBLAS's libblas.so.3, see above)")
     parser.add_argument("--threads", type=int, default=available_cpus(),
                         help="threads for both tools (default: the available CPUs, "
                              "%(default)s here)")
@@ -721,6 +865,9 @@ def parse_args(argv):
     parser.add_argument("--wait-idle", type=float, default=0,
                         help="before each model, wait up to this many seconds for other "
                              "processes to use < 0.1 core (default 0: do not wait)")
+    parser.add_argument("--retries", type=int, default=2,
+                        help="measure a tool again up to this many times when other processes "
+                             "used > 0.1 core during its timed steps (default %(default)s)")
     parser.add_argument("--markdown", help="append the table (with the date and the command) "
                                            "to this file")
     parser.add_argument("--json", help="also write the raw results to this file")
@@ -741,6 +888,10 @@ def parse_args(argv):
         parser.error(f"amp-run not found or not executable at '{args.amp_run}' "
                      "(build it, set $AMP_RUN or pass --amp-run PATH)")
     args.amp_run = os.path.abspath(found)
+    if args.torch_blas:
+        if not os.path.isfile(args.torch_blas):
+            parser.error(f"--torch-blas: no such file '{args.torch_blas}'")
+        args.torch_blas = os.path.abspath(args.torch_blas)
     for tool in (TORCH_PYTHON, GNU_TIME):
         if not os.access(tool, os.X_OK):
             parser.error(f"{tool} is needed (torch under Debian's python; GNU time)")
@@ -755,6 +906,7 @@ def main(argv=None):
     for line in header:
         print(line)
     print(f"load average before: {load_average()}", flush=True)
+    sys.stdout.flush()
 
     work = args.keep or tempfile.mkdtemp(prefix="amp-train-bench-")
     os.makedirs(work, exist_ok=True)
@@ -777,7 +929,7 @@ def main(argv=None):
 
     print(f"load average after: {load_average()}")
     print()
-    table = table_lines(rows, args.amp_types)
+    table = table_lines(rows, args.amp_types, args.torch_blas)
     notes = note_lines(rows, args)
     print("\n".join(table))
     print()

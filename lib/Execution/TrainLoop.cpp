@@ -347,6 +347,10 @@ LogicalResult Trainer::readData(MLIRContext *context, StringRef dataPath,
     return fail("'" + dataPath + "' has " + Twine(data.shape[0]) +
                 " samples but '" + labelsPath + "' has " +
                 Twine(labels.shape[0]));
+  if (!forEval && options.batchSize > data.shape[0])
+    return fail("--batch-size " + Twine(options.batchSize) +
+                " is larger than the data set (" + Twine(data.shape[0]) +
+                " samples in '" + dataPath + "')");
   // Shapes and types, checked on a first batch (the train step may have a
   // static batch size; @main takes any).
   std::vector<int64_t> first;

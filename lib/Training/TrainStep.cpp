@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/Regex.h"
 
 using namespace mlir;
@@ -351,6 +352,12 @@ LogicalResult TrainStepBuilder::build() {
   (void)applyPassManagerCLOptions(pm);
   FrontEndOptions frontEnd = options.frontEnd;
   frontEnd.releaseWeights = false;
+  // Static shapes (--static-batch) reach every op in one top-down sweep
+  // (the default bottom-up order refines one level per iteration).
+  GreedyRewriteConfig refine;
+  refine.useTopDownTraversal = true;
+  refine.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
+  pm.addPass(createCanonicalizerPass(refine));
   buildFrontEndPipeline(pm, frontEnd);
   if (failed(pm.run(module)))
     return failure();

@@ -1,0 +1,84 @@
+"""Gradients of real architectures from PyTorch autograd (Debian python3).
+
+    python3 grad_reference.py --model resnet18|bert_encoder|gpt2_decoder --out DIR
+
+Builds the model of export_torch.build_model (seeded random weights),
+exports it (ResNet-18 in training mode, so BatchNormalization uses batch
+statistics; the transformers in eval mode, which for them only removes
+dropout), and computes the gradient of the mean squared error between the
+first output and fixed random targets on a batch of 2. Writes
+DIR/model.onnx, DIR/x.npy, DIR/y.npy (targets) and DIR/reference.npz with
+`loss` and `grad.<parameter name>` for every parameter.
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from amp_testmodels.export_torch import build_model  # noqa: E402,F401
+
+BATCH = 2
+
+
+def build(name):
+    """The model with every parameter perturbed: torch.onnx.export merges
+    initializers with equal values (LayerNorm weights start as all ones),
+    which would tie parameters that PyTorch trains separately."""
+    model, example = build_model(name)
+    gen = torch.Generator().manual_seed(2)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.01 * torch.randn(p.shape, generator=gen))
+    return model, example
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", required=True,
+                        choices=["resnet18", "bert_encoder", "gpt2_decoder"])
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    model, (example,) = build(args.model)
+    torch.manual_seed(1)
+    if args.model == "resnet18":
+        # 128x128: layer4 runs at 4x4 (at 64x64 its BatchNorms see 8 values
+        # per channel, where amp's fp32 statistics differ from PyTorch's
+        # double-accumulated ones by up to 5e-3 in the gradients).
+        x = torch.randn(BATCH, 3, 128, 128)
+        model.train()
+        mode = torch.onnx.TrainingMode.TRAINING
+    elif example.dtype == torch.int64:
+        x = torch.randint(0, 1000, (BATCH,) + tuple(example.shape[1:]))
+        model.eval()
+        mode = torch.onnx.TrainingMode.EVAL
+    else:
+        x = torch.randn((BATCH,) + tuple(example.shape[1:]))
+        model.eval()
+        mode = torch.onnx.TrainingMode.EVAL
+    torch.onnx.export(model, (x,), os.path.join(args.out, "model.onnx"),
+                      input_names=["x"], output_names=["y"], opset_version=17,
+                      training=mode, do_constant_folding=False,
+                      dynamic_axes={"x": {0: "N"}, "y": {0: "N"}})
+    # The export ran the model once (BatchNorm statistics moved): rebuild.
+    model, _ = build(args.model)
+    model.train() if args.model == "resnet18" else model.eval()
+    with torch.no_grad():
+        target = torch.randn_like(model(x)) * 0.1
+    model, _ = build(args.model)
+    model.train() if args.model == "resnet18" else model.eval()
+    loss = nn.functional.mse_loss(model(x), target)
+    loss.backward()
+    np.save(os.path.join(args.out, "x.npy"), x.numpy())
+    np.save(os.path.join(args.out, "y.npy"), target.numpy())
+    grads = {f"grad.{n}": p.grad.numpy() for n, p in model.named_parameters()}
+    np.savez(os.path.join(args.out, "reference.npz"), loss=loss.item(), **grads)
+
+
+if __name__ == "__main__":
+    main()

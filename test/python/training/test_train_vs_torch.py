@@ -1,0 +1,248 @@
+"""amp's fp32 train steps against PyTorch on the same weights and batches.
+
+- gradients: ``@compute_gradients`` (run with ``amp-run --entry``) against
+  torch autograd, for the MLP and the small CNN (training-mode
+  BatchNormalization) and for ResNet-18, the BERT-style encoder and the
+  GPT-2-style decoder: within 1e-4 relative L2 per parameter;
+- loss trajectories and final parameters of 20 SGD / momentum / AdamW steps
+  through ``amp-run --train``: within 1e-4 relative;
+- gradient accumulation equals the large batch; a restored run continues
+  bit-identically; bad data gets a clear error.
+
+The references come from test/models/amp_testmodels/train_reference.py and
+grad_reference.py under Debian's python3 (torch 1.13).
+"""
+
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+from amp_test_utils import DEBIAN_PYTHON, has_debian_torch
+
+import os
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+MODELS = os.path.join(REPO, "test", "models", "amp_testmodels")
+
+pytestmark = pytest.mark.skipif(not has_debian_torch(),
+                                reason="needs Debian's python3-torch")
+
+
+def _run(cmd, ok=True):
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
+                          timeout=900)
+    if ok:
+        assert proc.returncode == 0, f"{cmd}\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def _reference(tmp_path_factory, script, *args):
+    out = tmp_path_factory.mktemp("ref")
+    _run([DEBIAN_PYTHON, os.path.join(MODELS, script), "--out", out, *args])
+    return out
+
+
+def _rel(a, b):
+    """Relative L2 error; gradients that are zero in exact arithmetic (a
+    bias followed by BatchNormalization: ~1e-8 of rounding) count as equal
+    when both are below 1e-6."""
+    a = np.asarray(a, np.float64)
+    if np.linalg.norm(b) < 1e-6 and np.linalg.norm(a) < 1e-6:
+        return 0.0
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
+
+
+def _compute_gradients(amp_opt, amp_run, folder, loss, batch):
+    """d(loss)/d(params) from amp's @compute_gradients, by parameter name."""
+    train = folder / "train.mlir"
+    _run([amp_opt.path, folder / "model.onnx", "--train", f"--loss={loss}",
+          f"--static-batch={batch}", "--split-step", "--amp-opt-level=0", "-o", train])
+    _run([amp_run, train, "--entry", "initial_state", "--output-dir", folder / "init"])
+    text = train.read_text()
+    signature = text[text.index("func.func @compute_gradients("):]
+    signature = signature[:signature.index(") ->")]
+    args = []
+    for name, role in re.findall(r'\{amp\.name = "([^"]+)", amp\.role = "(\w+)"\}',
+                                 signature):
+        if role in ("param", "buffer"):
+            args.append(folder / "init" / f"{name}.npy")
+        elif role == "grad":
+            zero = folder / f"zero.{name}.npy"
+            np.save(zero, np.zeros_like(np.load(folder / "init" / f"{name[:-5]}.npy")))
+            args.append(zero)
+        elif role == "grad_scale":
+            np.save(folder / "one.npy", np.array(1.0, np.float32))
+            args.append(folder / "one.npy")
+        elif role == "input":
+            args.append(folder / "x.npy")
+        elif role == "labels":
+            args.append(folder / "y.npy")
+    _run([amp_run, train, "--entry", "compute_gradients", "--output-dir",
+          folder / "grads"] + [a for path in args for a in ("-i", path)])
+    return {p.name[:-len(".grad.npy")]: np.load(p)
+            for p in (folder / "grads").glob("*.grad.npy")}
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn"])
+def test_small_model_gradients(model, amp_opt, amp_run, tmp_path_factory):
+    folder = _reference(tmp_path_factory, "train_reference.py", "--model", model,
+                        "--steps", "1", "--batch", "16")
+    grads = _compute_gradients(amp_opt, amp_run, folder, "cross-entropy", 16)
+    ref = np.load(folder / "reference.npz")
+    names = [k[5:] for k in ref.files if k.startswith("grad.")]
+    assert sorted(grads) == sorted(names)
+    for name in names:
+        assert _rel(grads[name], ref[f"grad.{name}"]) < 1e-4, name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["resnet18", "bert_encoder", "gpt2_decoder"])
+def test_real_model_gradients(model, amp_opt, amp_run, tmp_path_factory):
+    """ResNet-18 with training-mode BatchNormalization, the BERT-style
+    encoder and the GPT-2-style decoder (embeddings as Gather, LayerNorm,
+    attention, GELU), MSE against random targets on a batch of 2."""
+    folder = _reference(tmp_path_factory, "grad_reference.py", "--model", model)
+    grads = _compute_gradients(amp_opt, amp_run, folder, "mse", 2)
+    ref = np.load(folder / "reference.npz")
+    names = [k[5:] for k in ref.files if k.startswith("grad.")]
+    assert sorted(grads) == sorted(names)
+    worst = max((_rel(grads[n], ref[f"grad.{n}"]), n) for n in names)
+    assert worst[0] < 1e-4, worst
+
+
+def _train(amp_run, folder, *flags, data="x.npy", labels="y.npy", batch=16, steps=None):
+    log = folder / "log.csv"
+    state = folder / "state.npz"
+    cmd = [amp_run, folder / "model.onnx", "--train", "--data", folder / data,
+           "--labels", folder / labels, "--batch-size", batch, "--no-shuffle",
+           "--log-csv", log, "--save-state", state, *flags]
+    if steps is not None:
+        cmd += ["--steps", steps]
+    _run(cmd)
+    losses = np.loadtxt(log, delimiter=",", skiprows=1, usecols=1, ndmin=1)
+    return losses, dict(np.load(state))
+
+
+TRAJECTORIES = [
+    ("mlp", ["--optimizer", "sgd", "--lr", "0.1"]),
+    ("mlp", ["--optimizer", "momentum", "--lr", "0.05", "--nesterov",
+             "--weight-decay", "0.01"]),
+    ("mlp", ["--optimizer", "adamw", "--lr", "0.01"]),
+    ("mlp", ["--optimizer", "sgd", "--lr", "0.5", "--clip-grad-norm", "0.1"]),
+    ("cnn", ["--optimizer", "sgd", "--lr", "0.1"]),
+    ("cnn", ["--optimizer", "adamw", "--lr", "0.01", "--weight-decay", "0.05"]),
+    ("regressor", ["--optimizer", "momentum", "--lr", "0.05", "--momentum", "0.8"]),
+]
+
+
+@pytest.mark.parametrize("model,flags", TRAJECTORIES,
+                         ids=[f"{m}-{'-'.join(f[1::2][:2])}" for m, f in TRAJECTORIES])
+def test_loss_trajectory_matches_torch(model, flags, amp_run, tmp_path_factory):
+    """20 steps: the loss of every step and the final parameters."""
+    ref_flags = [f for f in flags if f != "--clip-grad-norm"]
+    ref_args = []
+    i = 0
+    while i < len(flags):
+        flag = flags[i]
+        if flag in ("--nesterov",):
+            ref_args.append(flag)
+            i += 1
+            continue
+        ref_args += [flag, flags[i + 1]]
+        i += 2
+    del ref_flags
+    folder = _reference(tmp_path_factory, "train_reference.py", "--model", model,
+                        "--steps", "20", "--batch", "16", *ref_args)
+    loss = "mse" if model == "regressor" else "cross-entropy"
+    losses, state = _train(amp_run, folder, "--loss", loss, *flags, steps=20)
+    ref = np.load(folder / "reference.npz")
+    assert len(losses) == 20
+    np.testing.assert_allclose(losses, ref["losses"], rtol=1e-4)
+    for key in ref.files:
+        # AdamW normalises the ~1e-8 rounding noise that is the gradient of
+        # a bias followed by BatchNormalization into full-size steps: that
+        # parameter follows noise in PyTorch too.
+        if key.startswith("param.") and not (
+                model == "cnn" and "adamw" in flags and key == "param.conv1.bias"):
+            assert _rel(state[key[6:]], ref[key]) < 1e-4, key
+
+
+@pytest.fixture(scope="module")
+def mlp_data(tmp_path_factory):
+    return _reference(tmp_path_factory, "train_reference.py", "--model", "mlp",
+                      "--steps", "12", "--batch", "16")
+
+
+def test_accumulation_equals_large_batch(mlp_data, amp_run, tmp_path):
+    """K micro-batches of B through @compute_gradients/@apply_gradients =
+    one step on K*B (within fp32 rounding), for AdamW."""
+    flags = ["--optimizer", "adamw", "--lr", "0.01"]
+    big_losses, big = _train(amp_run, mlp_data, *flags, batch=16, steps=6)
+    small_losses, small = _train(amp_run, mlp_data, *flags, "--accumulate", "4",
+                                 batch=4, steps=6)
+    np.testing.assert_allclose(small_losses, big_losses, rtol=1e-5)
+    for name in ("fc1.weight", "fc2.bias", "fc1.weight.exp_avg_sq"):
+        assert _rel(small[name], big[name]) < 1e-5, name
+    assert small["step"] == big["step"] == 6
+
+
+def test_restore_continues_bit_identically(mlp_data, amp_run, tmp_path):
+    """10 steps in one go = 6 steps, save, load, 4 more (shuffled epochs)."""
+    common = [mlp_data / "model.onnx", "--train", "--data", mlp_data / "x.npy",
+              "--labels", mlp_data / "y.npy", "--batch-size", "16",
+              "--shuffle-seed", "3", "--optimizer", "momentum", "--lr", "0.05",
+              "--amp-type", "f16"]
+    _run([amp_run, *common, "--steps", "10", "--save-state", tmp_path / "full.npz"])
+    _run([amp_run, *common, "--steps", "6", "--save-state", tmp_path / "half.npz"])
+    _run([amp_run, *common, "--steps", "4", "--load-state", tmp_path / "half.npz",
+          "--save-state", tmp_path / "resumed.npz"])
+    full, resumed = np.load(tmp_path / "full.npz"), np.load(tmp_path / "resumed.npz")
+    assert sorted(full.files) == sorted(resumed.files)
+    for name in full.files:
+        assert np.array_equal(full[name], resumed[name]), name
+
+
+def _error(amp_run, folder, *flags):
+    proc = _run([amp_run, folder / "model.onnx", "--train", *flags], ok=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    return proc.stderr
+
+
+def test_bad_data_errors(mlp_data, amp_run, tmp_path):
+    x = np.load(mlp_data / "x.npy")
+    y = np.load(mlp_data / "y.npy")
+    base = ["--steps", "1", "--batch-size", "16"]
+    np.save(tmp_path / "x_wide.npy", np.zeros((len(x), 65), np.float32))
+    assert "input 'x' (" in _error(amp_run, mlp_data, "--data", tmp_path / "x_wide.npy",
+                                   "--labels", mlp_data / "y.npy", *base)
+    np.save(tmp_path / "x64.npy", x.astype(np.float64))
+    assert "has element type f64 but the model expects f32" in _error(
+        amp_run, mlp_data, "--data", tmp_path / "x64.npy", "--labels",
+        mlp_data / "y.npy", *base)
+    bad = y.copy()
+    bad[5] = 10
+    np.save(tmp_path / "y_bad.npy", bad)
+    assert "label 10 at index 5 is out of range [0, 10)" in _error(
+        amp_run, mlp_data, "--data", mlp_data / "x.npy", "--labels",
+        tmp_path / "y_bad.npy", *base)
+    np.save(tmp_path / "y_short.npy", y[:-1])
+    assert "samples but" in _error(amp_run, mlp_data, "--data", mlp_data / "x.npy",
+                                   "--labels", tmp_path / "y_short.npy", *base)
+    assert "is larger than the data set" in _error(
+        amp_run, mlp_data, "--data", mlp_data / "x.npy", "--labels",
+        mlp_data / "y.npy", "--steps", "1", "--batch-size", str(len(x) + 1))
+    np.savez(tmp_path / "wrong.npz", **{"fc1.weight": np.zeros((3, 3), np.float32)})
+    assert "'fc1.weight' is f32 [3, 3] but the program expects f32 [32, 64]" in _error(
+        amp_run, mlp_data, "--data", mlp_data / "x.npy", "--labels",
+        mlp_data / "y.npy", *base, "--load-state", tmp_path / "wrong.npz")
+    np.savez(tmp_path / "partial.npz", other=np.zeros(2, np.float32))
+    assert "does not match the program: it has no 'fc1.weight'" in _error(
+        amp_run, mlp_data, "--data", mlp_data / "x.npy", "--labels",
+        mlp_data / "y.npy", *base, "--load-state", tmp_path / "partial.npz")
+    assert "give exactly one of --epochs N and --steps N" in _error(
+        amp_run, mlp_data, "--data", mlp_data / "x.npy", "--labels",
+        mlp_data / "y.npy")
+    assert not list(tmp_path.glob("*.partial"))
