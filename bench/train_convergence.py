@@ -540,8 +540,10 @@ def render_markdown(rows, seeds, underflow=None, info=None):
     if info.get("command"):
         lines += ["```", info["command"], "```", ""]
     lines += [
-        f"- Date: {info.get('date', 'unknown')}; machine: {info.get('machine', 'unknown')}; "
-        f"amp-run: `{info.get('amp_run', 'amp-run')}` (commit {info.get('commit', 'unknown')}).",
+        f"- Date: {info.get('date', 'unknown')}; machine: {info.get('machine', 'unknown')}.",
+        f"- amp-run: `{info.get('amp_run', 'amp-run')}` (file modified "
+        f"{info.get('amp_run_mtime', '?')}); repository checkout at commit "
+        f"{info.get('commit', 'unknown')}.",
         f"- Python {platform.python_version()}, numpy {np.__version__}, scikit-learn "
         f"{info.get('sklearn', '?')}; models exported by Debian's `/usr/bin/python3` with "
         f"torch {info.get('torch', '?')}.",
@@ -567,8 +569,8 @@ def render_markdown(rows, seeds, underflow=None, info=None):
            else "with OpenMP's default thread count")
         + ". These models are too small to gain from a second thread, and on a shared "
         "machine OpenMP's spin-waiting threads made 2-thread wall times vary by 10x from run "
-        "to run. The thread count did not change the results: a full run with OpenMP's "
-        "default (2 threads) gave the same 30 accuracies. Load average (1 min) before/after: "
+        "to run. When this script was written, a full run with OpenMP's default thread "
+        "count (2) gave the same 30 accuracies on this machine. Load average (1 min) before/after: "
         + ("/".join(f"{x:.1f}" for x in info["load"]) if info.get("load") else "?") + ".", "",
         "| model | optimizer | lr | momentum | batch | epochs | steps |",
         "|---|---|---|---|---|---|---|"]
@@ -649,7 +651,8 @@ def render_underflow(u):
     lines = ["## fp16 gradient underflow without loss scaling", "",
              "The digits models above do not need loss scaling (see the \"fp16, no loss "
              "scaling\" reference rows: their gradients stay inside fp16's range), so this part "
-             "builds a model whose gradients do not: the mlp (seed 0) with `fc2.weight` multiplied by "
+             "builds a model whose gradients do not: the mlp (seed 0) with `fc2.weight` "
+             "multiplied by "
              f"{_num(cfg['scale'])} before export (a /usr/bin/python3 snippet that imports "
              "train_reference, scales the weights under `torch.no_grad()` and calls `export`). "
              "The gradient that reaches the hidden layer, dL/dhidden = fc2.weightᵀ "
@@ -767,6 +770,9 @@ def run_all(amp_run, work, out, models=("mlp", "cnn"), seeds=(0,), underflow=Tru
     info = dict(command=command, date=datetime.date.today().isoformat(),
                 machine=machine_description(), amp_run=os.path.relpath(amp_run, REPO_ROOT)
                 if os.path.abspath(amp_run).startswith(REPO_ROOT + os.sep) else amp_run,
+                amp_run_mtime=datetime.datetime.fromtimestamp(
+                    os.path.getmtime(amp_run),
+                    datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                 commit=_git_commit(), sklearn=sklearn.__version__, torch=torch_version,
                 n_train=n_train, n_test=n_test, threads=threads,
                 load=(load_before, os.getloadavg()[0]))
@@ -800,7 +806,8 @@ def main(argv=None):
     parser.add_argument("--out", default=DEFAULT_OUT, help="markdown output (default: %(default)s)")
     parser.add_argument("--models", default="mlp,cnn", help="comma-separated: mlp,cnn")
     parser.add_argument("--seeds", default="0,1,2,3,4",
-                        help="comma-separated seeds; the first one is checked (default: %(default)s)")
+                        help="comma-separated seeds; the first one is checked "
+                        "(default: %(default)s)")
     parser.add_argument("--work", default=None,
                         help="folder for data, models and logs (kept; default: a temporary one)")
     parser.add_argument("--threads", type=int, default=1,
@@ -820,8 +827,11 @@ def main(argv=None):
     if not has_debian_torch():
         parser.error(f"{DEBIAN_PYTHON} cannot import torch (needed to export the models)")
 
+    argv_used = sys.argv[1:] if argv is None else list(argv)
     command = "python3 bench/train_convergence.py" + "".join(
-        " " + shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+        " " + shlex.quote(a) for a in argv_used)
+    if os.environ.get("AMP_RUN") and not any(a.startswith("--amp-run") for a in argv_used):
+        command = f"AMP_RUN={shlex.quote(os.environ['AMP_RUN'])} " + command
     work = args.work or tempfile.mkdtemp(prefix="amp_train_convergence_")
     start = time.perf_counter()
     try:

@@ -6,6 +6,7 @@
 #include "amp/Pipelines/AutocastCLOptions.h"
 #include "amp/Runtime/Npz.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
+#include "amp/Target/ONNX/ONNXWeights.h"
 #include "amp/Training/TrainCLOptions.h"
 #include "amp/Training/TrainStep.h"
 
@@ -71,6 +72,11 @@ struct TrainLoopCLOptions {
                                  cl::value_desc("file"), cl::cat(category)};
   cl::opt<std::string> logCsv{"log-csv", cl::desc("Per-step log (CSV)"),
                               cl::value_desc("file"), cl::cat(category)};
+  cl::opt<std::string> exportOnnx{
+      "export-onnx",
+      cl::desc("Write the ONNX model with the trained weights (inference "
+               "mode) to this file (ONNX input only)"),
+      cl::value_desc("file"), cl::cat(category)};
 };
 } // namespace
 
@@ -104,6 +110,7 @@ llvm::Expected<TrainLoopOptions> mlir::amp::execution::getTrainLoopCLOptions() {
   options.loadState = f.loadState;
   options.saveState = f.saveState;
   options.logCsv = f.logCsv;
+  options.exportOnnx = f.exportOnnx;
   if (options.data.empty() || options.labels.empty())
     return loopError("--train needs --data and --labels");
   if ((options.epochs > 0) == (options.steps > 0))
@@ -306,6 +313,7 @@ private:
                          bool forEval);
   LogicalResult loadState();
   LogicalResult saveState();
+  LogicalResult exportOnnx();
   LogicalResult evaluate(const Tensor &data, const Tensor &labels);
   /// The index in `state` of train-step argument `arg`.
   unsigned stateIndex(unsigned arg) const {
@@ -499,6 +507,17 @@ void Trainer::accumulatedStep(
   float mean = static_cast<float>(lossSum / K);
   std::memcpy(loss.bytes.data(), &mean, 4);
   results[layout.lossResult] = std::move(loss);
+}
+
+LogicalResult Trainer::exportOnnx() {
+  std::vector<std::pair<std::string, Tensor>> weights;
+  for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
+    if (layout.argRoles[arg] == "param" || layout.argRoles[arg] == "buffer")
+      weights.emplace_back(layout.argNames[arg], state[k]);
+  if (llvm::Error err = writeONNXWithWeights(options.sourceModel,
+                                             options.exportOnnx, weights))
+    return fail(llvm::toString(std::move(err)));
+  return success();
 }
 
 LogicalResult Trainer::evaluate(const Tensor &data, const Tensor &labels) {
@@ -700,6 +719,10 @@ LogicalResult Trainer::run(ModuleOp module) {
     dropCsv();
     return failure();
   }
+  if (!options.exportOnnx.empty() && failed(exportOnnx())) {
+    dropCsv();
+    return failure();
+  }
   if (csv) {
     csv->close();
     csv.reset();
@@ -747,6 +770,14 @@ LogicalResult mlir::amp::execution::trainFromCommandLine(
     stepOptions->frontEnd.autocast = autocast;
     if (llvm::Error err = checkAutocastOptions(autocast))
       return fail(std::move(err));
+  }
+  if (!loop->exportOnnx.empty()) {
+    if (!isOnnx)
+      return fail(llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "--export-onnx writes the input ONNX model with the trained "
+          "weights: give the .onnx model, not a built program"));
+    loop->sourceModel = path.str();
   }
   auto module = loadModel(path, context, sourceMgr, /*forTraining=*/isOnnx);
   if (failed(module))

@@ -34,6 +34,9 @@ struct TrainLoopOptions {
   /// @compute_gradients and @apply_gradients).
   int64_t accumulate = 1;
   std::string loadState, saveState, logCsv;
+  /// --export-onnx: write `sourceModel` (the ONNX model trained) with the
+  /// trained parameters and running statistics.
+  std::string exportOnnx, sourceModel;
 };
 
 /// Registers and reads amp-run's training flags (--data, --labels, ...).
