@@ -22,10 +22,10 @@ export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
 APT_PACKAGES=(cmake ninja-build ccache g++ llvm-19-dev libmlir-19-dev
   mlir-19-tools llvm-19-tools libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libonnx-testdata time python3-torch python3-torchvision
-  libdnnl-dev)
+  libdnnl-dev libzip-dev)
 # onnx is pinned: the backend node tests and the operator version table
 # (lib/Target/ONNX/OnnxOpVersions.inc) come from this release.
-PIP_PACKAGES=(onnx==1.23.2 numpy pytest onnxruntime)
+PIP_PACKAGES=(onnx==1.23.2 numpy pytest onnxruntime scikit-learn)
 
 log() { printf '== %s\n' "$*" >&2; }
 
@@ -37,6 +37,8 @@ install_deps() {
   done
   for p in "${PIP_PACKAGES[@]}"; do
     local module="${p%%==*}" version=""
+    # The import name where it differs from the package name.
+    [[ "$module" == scikit-learn ]] && module=sklearn
     [[ "$p" == *==* ]] && version="${p#*==}"
     "$PYTHON" -c "import sys, $module
 sys.exit(bool('$version') and $module.__version__ != '$version')" 2>/dev/null \

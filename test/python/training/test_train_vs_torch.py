@@ -196,6 +196,8 @@ def test_restore_continues_bit_identically(mlp_data, amp_run, tmp_path):
               "--shuffle-seed", "3", "--optimizer", "momentum", "--lr", "0.05",
               "--amp-type", "f16"]
     _run([amp_run, *common, "--steps", "10", "--save-state", tmp_path / "full.npz"])
+    _run([amp_run, *common, "--steps", "10", "--save-state", tmp_path / "again.npz"])
+    assert (tmp_path / "full.npz").read_bytes() == (tmp_path / "again.npz").read_bytes()
     _run([amp_run, *common, "--steps", "6", "--save-state", tmp_path / "half.npz"])
     _run([amp_run, *common, "--steps", "4", "--load-state", tmp_path / "half.npz",
           "--save-state", tmp_path / "resumed.npz"])

@@ -19,9 +19,6 @@ using namespace mlir::amp::gradients;
 
 namespace mlir::amp::gradients {
 namespace {
-using Grads = MutableArrayRef<Value>;
-using In = ArrayRef<Value>;
-
 /// The resolved window of a Conv/pool with static spatial sizes.
 FailureOr<semantics::Window> staticWindow(GradientBuilder &gb,
                                           const semantics::WindowAttrs &attrs,

@@ -17,9 +17,6 @@ using namespace mlir::amp::gradients;
 
 namespace mlir::amp::gradients {
 namespace {
-using Grads = MutableArrayRef<Value>;
-using In = ArrayRef<Value>;
-
 /// grad * dY/dX for the unary ops, from X, Y and the incoming gradient.
 void unary(GradientBuilder &gb, In rg, Grads og,
            llvm::function_ref<Value(Value x, Value y, Value g)> rule) {

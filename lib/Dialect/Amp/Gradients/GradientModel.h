@@ -15,6 +15,11 @@ void registerNormalizationGradients(MLIRContext *context);
 void registerReductionGradients(MLIRContext *context);
 void registerShapeGradients(MLIRContext *context);
 
+/// The signature of the rules: `gradient(OpT, GradientBuilder &, In
+/// resultGrads, Grads operandGrads)`.
+using In = ArrayRef<Value>;
+using Grads = MutableArrayRef<Value>;
+
 /// Found by argument-dependent lookup: the families' overloads of
 /// `isDifferentiable(OpT, index, Overload)` are declared after this header.
 struct Overload {};

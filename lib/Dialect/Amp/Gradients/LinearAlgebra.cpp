@@ -13,11 +13,6 @@ using namespace mlir::amp;
 using namespace mlir::amp::gradients;
 
 namespace mlir::amp::gradients {
-namespace {
-using Grads = MutableArrayRef<Value>;
-using In = ArrayRef<Value>;
-} // namespace
-
 void gradient(GemmOp op, GradientBuilder &gb, In rg, Grads og) {
   // Y = alpha op(A) op(B) + beta C.
   Value a = op.getA(), b = op.getB(), g = rg[0];

@@ -16,9 +16,6 @@ using namespace mlir::amp::gradients;
 
 namespace mlir::amp::gradients {
 namespace {
-using Grads = MutableArrayRef<Value>;
-using In = ArrayRef<Value>;
-
 /// `v` (shape (C)) reshaped to (1, C, 1, ...) to broadcast against X.
 Value perChannel(GradientBuilder &gb, Value v, int64_t rank) {
   SmallVector<int64_t> axes{0};

@@ -12,9 +12,6 @@ using namespace mlir::amp::gradients;
 
 namespace mlir::amp::gradients {
 namespace {
-using Grads = MutableArrayRef<Value>;
-using In = ArrayRef<Value>;
-
 /// The gradient of a ReduceSum/ReduceMean, broadcast back to the input.
 template <typename ReduceOpT>
 Value broadcastBack(ReduceOpT op, GradientBuilder &gb, Value g) {

@@ -18,9 +18,6 @@ using namespace mlir::amp::gradients;
 
 namespace mlir::amp::gradients {
 namespace {
-using Grads = MutableArrayRef<Value>;
-using In = ArrayRef<Value>;
-
 void reshapeBack(GradientBuilder &gb, In rg, Grads og) {
   og[0] = gb.reshapeLike(rg[0], gb.getForward()->getOperand(0));
 }
