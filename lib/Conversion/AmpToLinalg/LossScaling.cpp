@@ -46,11 +46,13 @@ struct MultiTensorUnscaleCheckOpLowering
             Value scale = convertScalar(b, l, invScale, x.getType(), false,
                                         false);
             Value y = b.create<arith::MulFOp>(l, x, scale);
-            // y - y is NaN exactly when y is Inf or NaN.
-            Value diff = b.create<arith::SubFOp>(l, y, y);
+            Value stored = convertScalar(b, l, y, storage, false, false);
+            // Checked as stored (an fp16 product can overflow on rounding):
+            // v - v is NaN exactly when v is Inf or NaN.
+            Value v = toComputeType(b, l, stored);
+            Value diff = b.create<arith::SubFOp>(l, v, v);
             Value bad = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO,
                                                 diff, diff);
-            Value stored = convertScalar(b, l, y, storage, false, false);
             Value out = b.create<tensor::InsertOp>(l, stored, carried[0],
                                                    ValueRange{i});
             Value flag = b.create<arith::OrIOp>(l, carried[1], bad);
