@@ -138,3 +138,20 @@ def test_converted_export_imports(amp_opt, exported, tmp_path, model, target,
     converted = tmp_path / f"{model}_opset{target}.onnx"
     upgrade_opset.upgrade(str(exported[13] / f"{model}.onnx"), str(converted), target)
     _check_import(amp_opt, converted, tmp_path, model, record_property, form=13)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_fp16_train_step_builds(amp_opt, exported, tmp_path, model):
+    """Every architecture gets an fp16 train step: each differentiable op
+    on its path has a gradient rule (an op without one is an error naming
+    it), with the fused unscale + check of dynamic loss scaling."""
+    out = tmp_path / f"{model}.train.mlir"
+    proc = subprocess.run(
+        [amp_opt.path, str(exported[17] / f"{model}.onnx"), "--train", "--amp-type=f16",
+         "--loss=mse", "--static-batch=1", "--mlir-elide-elementsattrs-if-larger=16",
+         "-o", str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = out.read_text()
+    assert "func.func @train_step(" in text
+    assert "amp.multi_tensor_unscale_check" in text
+    assert 'amp.name = "loss_scale"' in text

@@ -234,6 +234,21 @@ CASES += [
     Case("max_pool_overlapping_padded", [(1, 2, 5, 5)],
          f"%out, %idx = amp.max_pool %p0 {{kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}} : "
          f"({_t(1, 2, 5, 5)}) -> ({_t(1, 2, 3, 3)}, tensor<1x2x3x3xi64>)", (1, 2, 3, 3)),
+    Case("average_pool", [(2, 2, 4, 4)],
+         f"%out = amp.average_pool %p0 {{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}} : "
+         f"({_t(2, 2, 4, 4)}) -> {_t(2, 2, 2, 2)}", (2, 2, 2, 2)),
+    Case("average_pool_padded_exclude", [(1, 2, 5, 5)],
+         f"%out = amp.average_pool %p0 {{kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}} : "
+         f"({_t(1, 2, 5, 5)}) -> {_t(1, 2, 3, 3)}", (1, 2, 3, 3)),
+    Case("average_pool_padded_include", [(1, 2, 5, 4)],
+         f"%out = amp.average_pool %p0 {{count_include_pad = 1 : i64, kernel_shape = array<i64: 3, 2>, pads = array<i64: 1, 0, 1, 1>, strides = array<i64: 2, 1>}} : "
+         f"({_t(1, 2, 5, 4)}) -> {_t(1, 2, 3, 4)}", (1, 2, 3, 4)),
+    Case("pad_constant", [(2, 3)], f"""
+%pads = amp.constant dense<[1, 0, 0, 2]> : tensor<4xi64>
+%cv = amp.constant dense<0.5> : tensor<f64>
+%n = amp.none
+%out = amp.pad %p0, %pads, %cv, %n : ({_t(2, 3)}, tensor<4xi64>, tensor<f64>, none) -> {_t(3, 5)}""",
+         (3, 5)),
     Case("global_average_pool", [(2, 3, 2, 2)],
          f"%out = amp.global_average_pool %p0 : ({_t(2, 3, 2, 2)}) -> {_t(2, 3, 1, 1)}", (2, 3, 1, 1)),
     Case("batch_norm_training", [(4, 3, 2, 2), (3,), (3,)], f"""
@@ -305,6 +320,13 @@ CASES += [
 %n = amp.none
 %out = amp.slice %p0, %st, %en, %ax, %n : ({_t(4, 5)}, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, none) -> {_t(2, 4)}""",
          (2, 4)),
+    Case("slice_steps", [(5, 7, 2)], f"""
+%st = amp.constant dense<[0, 1]> : tensor<2xi64>
+%en = amp.constant dense<[5, 7]> : tensor<2xi64>
+%ax = amp.constant dense<[0, 1]> : tensor<2xi64>
+%sp = amp.constant dense<[2, 3]> : tensor<2xi64>
+%out = amp.slice %p0, %st, %en, %ax, %sp : ({_t(5, 7, 2)}, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> {_t(3, 2, 2)}""",
+         (3, 2, 2)),
     Case("gather_embedding", [(5, 3)], f"""
 %i = amp.constant dense<[[0, 4], [4, 2], [-1, 0]]> : tensor<3x2xi64>
 %out = amp.gather %p0, %i : ({_t(5, 3)}, tensor<3x2xi64>) -> {_t(3, 2, 3)}""", (3, 2, 3)),

@@ -146,6 +146,68 @@ void gradient(MaxPoolOp op, GradientBuilder &gb, In rg, Grads og) {
   og[0] = gb.reshapeLike(scattered, x);
 }
 
+void gradient(AveragePoolOp op, GradientBuilder &gb, In rg, Grads og) {
+  // Each output spreads g / count evenly over its window: a depthwise
+  // ConvTranspose with a kernel of ones. Without count_include_pad the
+  // count per window is the number of real inputs it covers, found as the
+  // same pool over ones with count_include_pad = 1, times the window size.
+  Value x = op.getX(), g = rg[0];
+  RankedTensorType xType = tensorType(x);
+  int64_t channels = xType.getDimSize(1);
+  if (ShapedType::isDynamic(channels)) {
+    gb.fail("needs a static channel count");
+    return;
+  }
+  auto window = staticWindow(gb, semantics::WindowAttrs::getPool(op), xType,
+                             op.getKernelShape());
+  if (failed(window))
+    return;
+  int64_t spatialRank = xType.getRank() - 2;
+  ArrayRef<int64_t> spatial = xType.getShape().drop_front(2);
+  int64_t windowSize = 1;
+  SmallVector<int64_t> pads(window->padBegin), outputPadding,
+      kernelShape{channels, 1};
+  pads.append(window->padEnd.begin(), window->padEnd.end());
+  for (int64_t i = 0; i < spatialRank; ++i) {
+    windowSize *= window->kernel[i];
+    kernelShape.push_back(window->kernel[i]);
+    int64_t covered = (window->outputSizes[i] - 1) * window->strides[i] -
+                      window->padBegin[i] - window->padEnd[i] +
+                      window->getSpan(i);
+    if (covered > spatial[i]) {
+      gb.fail("needs windows inside the padded input (ceil_mode windows "
+              "that run past it are not supported)");
+      return;
+    }
+    outputPadding.push_back(spatial[i] - covered);
+  }
+  bool padded = llvm::any_of(pads, [](int64_t p) { return p != 0; });
+  Value scaled;
+  if (op.getCountIncludePad() || !padded) {
+    scaled = gb.div(g, gb.scalar(g, static_cast<double>(windowSize)));
+  } else {
+    SmallVector<NamedAttribute> attrs(op->getAttrs());
+    llvm::erase_if(attrs, [](NamedAttribute a) {
+      return a.getName() == "count_include_pad";
+    });
+    attrs.push_back(gb.attr("count_include_pad", int64_t(1)));
+    Value ones = gb.create<AddOp>({gb.zerosLike(x), gb.scalar(x, 1.0)});
+    Value share = gb.create<AveragePoolOp>({ones}, attrs);
+    scaled = gb.div(g, gb.mulScalar(share, static_cast<double>(windowSize)));
+  }
+  auto kernelType = RankedTensorType::get(kernelShape, xType.getElementType());
+  Value kernel = gb.getBuilder().create<ConstantOp>(
+      op.getLoc(), DenseElementsAttr::get(
+                       kernelType, gb.getBuilder().getFloatAttr(
+                                       xType.getElementType(), 1.0)));
+  og[0] = gb.create<ConvTransposeOp>(
+      {scaled, kernel, gb.none()},
+      {gb.attr("strides", ArrayRef<int64_t>(window->strides)),
+       gb.attr("dilations", ArrayRef<int64_t>(window->dilations)),
+       gb.attr("pads", ArrayRef<int64_t>(pads)), gb.attr("group", channels),
+       gb.attr("output_padding", ArrayRef<int64_t>(outputPadding))});
+}
+
 void gradient(GlobalAveragePoolOp op, GradientBuilder &gb, In rg, Grads og) {
   Value x = op.getX();
   // g / (spatial size), broadcast over the window.
@@ -156,7 +218,8 @@ void gradient(GlobalAveragePoolOp op, GradientBuilder &gb, In rg, Grads og) {
 }
 
 void registerConvGradients(MLIRContext *context) {
-  attachGradientModels<ConvOp, MaxPoolOp, GlobalAveragePoolOp>(context);
+  attachGradientModels<ConvOp, MaxPoolOp, AveragePoolOp, GlobalAveragePoolOp>(
+      context);
 }
 
 } // namespace mlir::amp::gradients

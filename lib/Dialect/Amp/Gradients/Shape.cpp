@@ -92,7 +92,8 @@ void gradient(SplitOp op, GradientBuilder &gb, In rg, Grads og) {
 
 bool isDifferentiable(SliceOp, unsigned index, Overload) { return index == 0; }
 void gradient(SliceOp op, GradientBuilder &gb, In rg, Grads og) {
-  // Zero-pad the gradient back to the input (unit steps, static sizes).
+  // Zero-pad the gradient back to the input (static sizes, positive
+  // steps). A step s first interleaves s - 1 zeros after each element.
   RankedTensorType type = tensorType(op.getData());
   int64_t rank = type.getRank();
   auto starts = getConstantIntValues(op.getStarts());
@@ -107,26 +108,86 @@ void gradient(SliceOp op, GradientBuilder &gb, In rg, Grads og) {
   }
   if (!isa<NoneType>(op.getSteps().getType()))
     steps = getConstantIntValues(op.getSteps());
-  if (!starts || !ends || !axes ||
-      (steps && llvm::any_of(*steps, [](int64_t s) { return s != 1; }))) {
-    gb.fail("needs constant starts, ends and axes and unit steps");
+  else if (axes)
+    steps.emplace(axes->size(), 1);
+  if (!starts || !ends || !axes || !steps ||
+      llvm::any_of(*steps, [](int64_t s) { return s < 1; })) {
+    gb.fail("needs constant starts, ends, axes and steps, and positive "
+            "steps");
     return;
   }
-  SmallVector<int64_t> pads(2 * rank, 0);
+  Value g = rg[0];
   for (auto [k, rawAxis] : llvm::enumerate(*axes)) {
     auto axis = semantics::normalizeAxis(rawAxis, rank);
     int64_t dim = axis ? type.getDimSize(*axis) : ShapedType::kDynamic;
-    if (!axis || ShapedType::isDynamic(dim)) {
-      gb.fail("needs static sizes along the sliced axes");
+    if (!axis || ShapedType::isDynamic(dim) || !g ||
+        !tensorType(g).hasStaticShape()) {
+      gb.fail("needs static sizes");
       return;
     }
+    int64_t step = (*steps)[k];
     semantics::SliceRange range =
-        semantics::resolveSliceRange(dim, (*starts)[k], (*ends)[k], 1);
+        semantics::resolveSliceRange(dim, (*starts)[k], (*ends)[k], step);
+    int64_t length = range.size;
+    if (step > 1 && range.size > 0) {
+      // (.., n, ..) -> (.., n, 1, ..) -> (.., n, s, ..) -> (.., n*s, ..).
+      SmallVector<int64_t> shape(tensorType(g).getShape());
+      Value t = gb.create<UnsqueezeOp>({g, gb.i64s({*axis + 1})});
+      SmallVector<int64_t> pads(2 * (rank + 1), 0);
+      pads[rank + 1 + *axis + 1] = step - 1;
+      t = gb.create<PadOp>({t, gb.i64s(pads), gb.none(), gb.none()});
+      shape[*axis] *= step;
+      g = gb.create<ReshapeOp>({t, gb.i64s(shape)});
+      length = range.size * step;
+      // The trailing zeros may run past the input's end.
+      if (range.start + length > dim) {
+        length = dim - range.start;
+        g = gb.create<SliceOp>({g, gb.i64s({0}), gb.i64s({length}),
+                                gb.i64s({*axis}), gb.none()});
+      }
+    }
+    SmallVector<int64_t> pads(2 * rank, 0);
     pads[*axis] = range.start;
-    pads[rank + *axis] = dim - range.start - range.size;
+    pads[rank + *axis] = dim - range.start - length;
+    g = gb.create<PadOp>({g, gb.i64s(pads), gb.none(), gb.none()});
   }
-  og[0] = gb.create<PadOp>(
-      {rg[0], gb.i64s(pads), gb.none(), gb.none()});
+  og[0] = g;
+}
+
+bool isDifferentiable(PadOp, unsigned index, Overload) { return index == 0; }
+void gradient(PadOp op, GradientBuilder &gb, In rg, Grads og) {
+  // Constant padding with constant, non-negative pads: the gradient is the
+  // slice of the padded gradient that holds the input.
+  RankedTensorType type = tensorType(op.getData());
+  int64_t rank = type.getRank();
+  auto pads = getConstantIntValues(op.getPads());
+  std::optional<SmallVector<int64_t>> axes;
+  if (!isa<NoneType>(op.getAxes().getType()))
+    axes = getConstantIntValues(op.getAxes());
+  else if (pads) {
+    axes.emplace();
+    for (int64_t i = 0; i < rank; ++i)
+      axes->push_back(i);
+  }
+  if (op.getMode() != "constant" || !pads || !axes ||
+      pads->size() != 2 * axes->size() ||
+      llvm::any_of(*pads, [](int64_t p) { return p < 0; })) {
+    gb.fail("needs constant mode and constant, non-negative pads");
+    return;
+  }
+  SmallVector<int64_t> starts, ends, sliceAxes;
+  for (auto [k, rawAxis] : llvm::enumerate(*axes)) {
+    auto axis = semantics::normalizeAxis(rawAxis, rank);
+    if (!axis || type.isDynamicDim(*axis)) {
+      gb.fail("needs static sizes along the padded axes");
+      return;
+    }
+    starts.push_back((*pads)[k]);
+    ends.push_back((*pads)[k] + type.getDimSize(*axis));
+    sliceAxes.push_back(*axis);
+  }
+  og[0] = gb.create<SliceOp>({rg[0], gb.i64s(starts), gb.i64s(ends),
+                              gb.i64s(sliceAxes), gb.none()});
 }
 
 bool isDifferentiable(GatherOp, unsigned index, Overload) {
@@ -170,7 +231,7 @@ void gradient(GatherOp op, GradientBuilder &gb, In rg, Grads og) {
 void registerShapeGradients(MLIRContext *context) {
   attachGradientModels<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp,
                        TransposeOp, ExpandOp, ConcatOp, SplitOp, SliceOp,
-                       GatherOp>(context);
+                       PadOp, GatherOp>(context);
 }
 
 } // namespace mlir::amp::gradients
