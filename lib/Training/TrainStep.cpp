@@ -545,6 +545,7 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
     return index;
   };
   // The result list of an optimizer step (after `prefix`).
+  // `newBuffers` is empty for @apply_gradients, which has no buffers.
   auto updateResults = [&](const UpdateResults &out,
                            SmallVectorImpl<Value> &results,
                            SmallVectorImpl<std::pair<std::string, StringRef>>
@@ -554,9 +555,9 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
       results.push_back(out.params[p]);
       names.push_back({entry.name, "param"});
     }
-    for (auto [b, entry] : llvm::enumerate(buffers)) {
-      results.push_back(newBuffers[b]);
-      names.push_back({entry.name, "buffer"});
+    for (auto [b, updated] : llvm::enumerate(newBuffers)) {
+      results.push_back(updated);
+      names.push_back({buffers[b].name, "buffer"});
     }
     unsigned s = 0;
     for (auto &entry : params)
@@ -673,10 +674,7 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
       return failure();
     SmallVector<Value> aresults;
     SmallVector<std::pair<std::string, StringRef>> anames;
-    auto savedBuffers = std::move(buffers);
-    buffers.clear();
-    updateResults(*aout, aresults, anames, {});
-    buffers = std::move(savedBuffers);
+    updateResults(*aout, aresults, anames, /*newBuffers=*/{});
     setResults(apply, aresults, anames);
   }
 
