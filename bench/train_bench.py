@@ -17,7 +17,13 @@ optimizer (``torch.optim.SGD``, momentum 0.9, lr 0.01):
   and after step S. Its stdout is a pseudo-terminal, so LLVM's stream writes
   each line unbuffered, and this script timestamps the lines as they
   arrive: **ms/step = (time of line S - time of line W) / (S - W)**, the
-  mean over the last S - W steps. This excludes the import, train-step
+  mean over the last S - W steps. For fast steps the lines' arrival is
+  too coarse (this script may see a line a few ms late while amp-run's
+  threads take every core), and amp-run's own clock is used instead: the
+  two lines' ``steps/s`` give the time since the first step as ``n /
+  rate``, exact up to the printed rounding; the benchmark uses it whenever
+  that rounding leaves less than 10 ms of doubt (the JSON says which
+  clock, and keeps both). Either way this excludes the import, train-step
   build, lowering and JIT compilation ("amp startup": from the process
   start to the first step, also reported) and the first W warm-up steps
   (the first steps are several times slower: first-touch page faults and
@@ -26,8 +32,7 @@ optimizer (``torch.optim.SGD``, momentum 0.9, lr 0.01):
   from the first step, so it includes the warm-up steps (and has only two
   decimals: +-2% at 0.25 steps/s); the wall time of an S-step run minus a
   W-step run carries the run-to-run noise of two compilations (ResNet-18's
-  takes ~50 s). amp's own clock (``W / rate_W`` and ``S / rate_S`` from the
-  two lines) gives the same interval and is kept in the JSON as a check.
+  takes 15-25 s).
 * **PyTorch.** A script run by Debian's ``/usr/bin/python3`` (torch 1.13,
   CPU, eager, fp32) with ``torch.set_num_threads(T)``: ``model.train()``,
   then per step ``zero_grad``, forward, ``CrossEntropyLoss``, ``backward``,
@@ -62,11 +67,11 @@ optimizer (``torch.optim.SGD``, momentum 0.9, lr 0.01):
       dpkg -x libopenblas0-pthread_*.deb /tmp/openblas
       ... --torch-blas /tmp/openblas/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3
 
-bf16 and f16 on the CPU are emulated around fp32 kernels (casts, fp32
-oneDNN GEMMs and convolutions, no fp16/bf16 oneDNN paths), so they are
-expected to be slower than fp32: low precision pays off on GPUs, not here.
-Their columns show what the emulation costs, not the speed of mixed
-precision.
+bf16 and f16 on the CPU are emulated: a low-precision op computes in fp32
+and rounds its result to the storage type (docs/CpuBackend.md, "Numerics"),
+with casts around it and no native fp16/bf16 kernels, so they are expected
+to be slower than fp32: low precision pays off on GPUs, not here. Their
+columns show what the emulation costs, not the speed of mixed precision.
 
 Models (``--models``, comma-separated; ``NAME[:static][:nodropout]``):
 
@@ -149,8 +154,10 @@ DATA_SEED = 1
 MAX_DATA_BATCHES = 8
 AMP_TYPES = ("fp32", "bf16", "f16")
 BUSY_WARNING = 0.1
-DEFAULT_MODELS = ("mlp", "cnn", "resnet18", "resnet18:static", "bert_encoder",
-                  "bert_encoder:nodropout")
+# How late this script may see a progress line (scheduling, pty): with
+# amp-run's threads on every core, a few milliseconds.
+ARRIVAL_UNCERTAINTY = 0.01
+DEFAULT_MODELS = ("mlp", "cnn", "resnet18", "bert_encoder", "bert_encoder:nodropout")
 # name -> (batch, steps, warm-up steps); other models use OTHER_DEFAULTS.
 MODEL_DEFAULTS = {
     "mlp": (64, 2000, 200),
@@ -203,7 +210,8 @@ def build(name, options):
     if out.dim() == 3:
         torch.manual_seed(1)
         model = ClassifierHead(model, out.shape[-1], 10)
-        info["head"] = f"mean over dim 1 of ({out.shape[1]}, {out.shape[2]}), Linear({out.shape[2]}, 10)"
+        info["head"] = (f"mean over dim 1 of ({out.shape[1]}, {out.shape[2]}), "
+                        f"Linear({out.shape[2]}, 10)")
         classes = 10
     elif out.dim() == 2:
         classes = out.shape[1]
@@ -421,7 +429,15 @@ def first_error_line(text):
              if l.strip() and not l.startswith("Command exited with non-zero status")]
     for line in lines:
         if "error" in line.lower():
-            return line
+            # Without the location prefix (the model's temporary path).
+            return re.sub(r"^\S+\.onnx:\d+:\d+:\s*", "", line)
+    return lines[-1] if lines else "(no output)"
+
+
+def python_error(text):
+    """The exception line of a Python traceback (its last line)."""
+    lines = [l.strip() for l in text.splitlines()
+             if l.strip() and not l.startswith("Command exited with non-zero status")]
     return lines[-1] if lines else "(no output)"
 
 
@@ -456,8 +472,9 @@ def run_amp(args, model, data, labels, batch, steps, warmup, amp_type, work):
     with open(err_file, "wb") as err:
         start = time.perf_counter()
         try:
-            proc = subprocess.Popen([GNU_TIME, "-v", "-o", time_file] + cmd, stdin=subprocess.DEVNULL,
-                                    stdout=slave, stderr=err, env=env, close_fds=True)
+            proc = subprocess.Popen([GNU_TIME, "-v", "-o", time_file] + cmd,
+                                    stdin=subprocess.DEVNULL, stdout=slave, stderr=err, env=env,
+                                    close_fds=True)
         except OSError as e:
             os.close(master)
             os.close(slave)
@@ -516,10 +533,16 @@ def run_amp(args, model, data, labels, batch, steps, warmup, amp_type, work):
         result["error"] = f"no progress lines for steps {warmup} and {steps} in amp-run's output"
         return result
     (t_w, loss_w, rate_w), (t_s, loss_s, rate_s) = progress[warmup], progress[steps]
-    result["ms_per_step"] = (t_s - t_w) / (steps - warmup) * 1e3
-    # amp-run's own clock (cumulative time = steps / rate), as a check.
+    result["ms_per_step_arrival"] = (t_s - t_w) / (steps - warmup) * 1e3
+    result["ms_per_step"], result["clock"] = result["ms_per_step_arrival"], "line arrival"
     if rate_w > 0 and rate_s > 0:
-        result["ms_per_step_amp_clock"] = (steps / rate_s - warmup / rate_w) / (steps - warmup) * 1e3
+        # amp-run's own clock: the cumulative time after n steps is n / rate,
+        # exact up to the printed rate's rounding (+-0.005 steps/s).
+        result["ms_per_step_amp_clock"] = ((steps / rate_s - warmup / rate_w)
+                                           / (steps - warmup) * 1e3)
+        rounding = 0.005 * (steps / rate_s ** 2 + warmup / rate_w ** 2)
+        if rounding < ARRIVAL_UNCERTAINTY:
+            result["ms_per_step"], result["clock"] = result["ms_per_step_amp_clock"], "amp-run"
         result["startup_s"] = t_w - start - warmup / rate_w
         result["ms_per_step_incl_warmup"] = 1e3 / rate_s
     result["losses"] = {warmup: loss_w, steps: loss_s}
@@ -554,7 +577,7 @@ def run_torch(args, script, name, options, data, labels, batch, steps, warmup, w
         return result
     result["peak_rss_mib"] = parse_gnu_time(time_file)
     if proc.returncode != 0 or not os.path.exists(out):
-        result["error"] = first_error_line(proc.stderr or proc.stdout)
+        result["error"] = python_error(proc.stderr or proc.stdout)
         result["stderr"] = proc.stderr[-4000:]
         return result
     with open(out) as f:
@@ -575,7 +598,7 @@ def export_model(script, name, options, batch, path):
     proc = subprocess.run(cmd, capture_output=True, text=True)
     info = [l for l in proc.stdout.splitlines() if l.startswith("INFO ")]
     if proc.returncode != 0 or not info or not os.path.exists(path):
-        raise RuntimeError("export failed: " + first_error_line(proc.stderr or proc.stdout))
+        raise RuntimeError("export failed: " + python_error(proc.stderr or proc.stdout))
     return json.loads(info[-1][5:])
 
 
@@ -626,8 +649,9 @@ def model_settings(args, spec):
     batch = args.batch.get(spec, args.batch.get(name, args.batch.get("*", batch)))
     steps = args.steps.get(spec, args.steps.get(name, args.steps.get("*", steps)))
     warmup = args.warmup.get(spec, args.warmup.get(name, args.warmup.get("*", None)))
-    if warmup is None:
-        warmup = min(MODEL_DEFAULTS.get(name, OTHER_DEFAULTS)[2], max(1, steps // 4))
+    if warmup is None:  # The default, unless the steps leave too few timed steps.
+        default = MODEL_DEFAULTS.get(name, OTHER_DEFAULTS)[2]
+        warmup = default if steps >= 2 * default else max(1, steps // 2)
     return batch, steps, warmup
 
 
@@ -680,7 +704,9 @@ def bench_model(args, script, spec, work):
                   flush=True)
         else:
             print(f"[{spec}] amp-run {amp_type}: {result['ms_per_step']:.3f} ms/step "
-                  f"(amp clock {result.get('ms_per_step_amp_clock', float('nan')):.3f}), startup "
+                  f"({result['clock']} clock; line arrival "
+                  f"{result['ms_per_step_arrival']:.3f}, amp-run's clock "
+                  f"{result.get('ms_per_step_amp_clock', float('nan')):.3f}), startup "
                   f"{result.get('startup_s', float('nan')):.1f} s", file=sys.stderr, flush=True)
     busy = [row[k]["other_cores"] for k in ("torch", "torch_blas") + tuple(args.amp_types)
             if row.get(k, {}).get("other_cores") is not None]
@@ -721,14 +747,14 @@ def table_lines(rows, amp_types, torch_blas):
               "| amp/torch | " + "".join(f"{e} | " for e in extra)
               + "amp peak RSS MiB | torch peak RSS MiB | "
               + "".join(f"amp {t} ms/step | " for t in low)
-              + "amp startup s | loss diff |")
+              + "amp startup s | loss diff | busy cores |")
     lines = [header, "|---|---:|---|---:|---:|---:|" + "---:|" * len(extra) + "---:|---:|"
-             + "---:|" * len(low) + "---:|---:|"]
+             + "---:|" * len(low) + "---:|---:|---:|"]
     for row in rows:
         prefix = f"| {row['model']} | {row['batch']} | {row['steps']} ({row['warmup']}) |"
         if "torch" not in row:
             lines.append(prefix + f" {cell_error(row.get('error', '?'))} | n/a | n/a | n/a | n/a | "
-                         + "n/a | " * (len(low) + len(extra)) + "n/a | n/a |")
+                         + "n/a | " * (len(low) + len(extra)) + "n/a | n/a | n/a |")
             continue
         torch_r = row["torch"]
         amp = row.get("fp32", {"error": "not run"})
@@ -754,6 +780,7 @@ def table_lines(rows, amp_types, torch_blas):
                 cells.append(fmt_ms(r["ms_per_step"]))
         cells.append(fmt(amp.get("startup_s"), ".1f"))
         cells.append(fmt(amp.get("loss_rel_diff"), ".1e"))
+        cells.append(fmt(row.get("other_cores"), ".2f"))
         lines.append(prefix + " " + " | ".join(cells) + " |")
     return lines
 
@@ -781,14 +808,18 @@ def note_lines(rows, args):
                  "import, train-step build, lowering, JIT compilation and data loading of the fp32 "
                  "run. loss diff: largest relative difference of amp-run's and PyTorch's fp32 "
                  "losses after the warm-up and after the last step (same weights, same batches). "
-                 "bf16/f16 are emulated on the CPU (casts around fp32 kernels): slower than fp32 "
-                 "by design; mixed precision pays off on GPUs.")
+                 "busy cores: the most that other processes used during the timed steps of any "
+                 "of the model's kept runs (above 0.1 the row's timings are skewed). "
+                 "bf16/f16 are emulated on the CPU (each op computes in fp32 and rounds): "
+                 "slower than fp32 by design (no native low-precision kernels); mixed precision "
+                 "pays off on GPUs.")
     low = [t for t in args.amp_types if t != "fp32"]
     for row in rows:
         for t in low:
             r = row.get(t, {})
             if "loss_rel_diff" in r:
-                lines.append(f"{row['model']} {t}: loss diff vs torch fp32 {r['loss_rel_diff']:.1e}.")
+                lines.append(f"{row['model']} {t}: loss diff vs torch fp32 "
+                             f"{r['loss_rel_diff']:.1e}.")
         info = row.get("info", {})
         if "head" in info:
             lines.append(f"{row['model']}: output wrapped in a classifier head ({info['head']}).")
@@ -804,18 +835,17 @@ def note_lines(rows, args):
             errors.append(f"{row['model']}: {row['error']}")
         for key in ("torch", "torch_blas") + tuple(args.amp_types):
             if "error" in row.get(key, {}):
-                tool = key.replace("_blas", "+BLAS") if key.startswith("torch") else "amp-run " + key
+                tool = (key.replace("_blas", "+BLAS") if key.startswith("torch")
+                        else "amp-run " + key)
                 errors.append(f"{row['model']} {tool}: {row[key]['error']}")
     if errors:
         lines.append("Errors (first line of each):")
         lines += [f"- {e}" for e in errors]
-    busy = [f"{r['model']} {r['other_cores']:.2f}" for r in rows if r.get("other_cores") is not None]
+    busy = [r["model"] for r in rows if (r.get("other_cores") or 0) > BUSY_WARNING]
     if busy:
-        lines.append(f"Cores used by other processes during the timed steps, the most over "
-                     f"each model's runs (of {os.cpu_count()}): " + ", ".join(busy) + ".")
-        if any(r["other_cores"] > BUSY_WARNING for r in rows if r.get("other_cores") is not None):
-            lines.append("WARNING: the machine was busy during the run; the timings are skewed. "
-                         "Rerun on an idle machine (or with --wait-idle).")
+        lines.append(f"WARNING: other processes used more than {BUSY_WARNING:g} core while "
+                     f"{', '.join(busy)} ran (busy cores); those timings are skewed. Rerun on an "
+                     "idle machine (or with --wait-idle, --retries).")
     return lines
 
 
