@@ -346,16 +346,16 @@ def load_average():
 def process_tree_cpu(pid):
     """CPU seconds (all threads) of process ``pid`` and its descendants, or None."""
     ticks = os.sysconf("SC_CLK_TCK")
-    total, todo = 0.0, [pid]
-    while todo:
-        p = todo.pop()
+    total, pending = 0.0, [pid]
+    while pending:
+        p = pending.pop()
         try:
             with open(f"/proc/{p}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
             total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children") as f:
-                    todo += [int(c) for c in f.read().split()]
+                    pending += [int(c) for c in f.read().split()]
         except (OSError, ValueError, IndexError):
             if p == pid:
                 return None
