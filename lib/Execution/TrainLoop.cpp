@@ -456,6 +456,19 @@ void Trainer::accumulatedStep(
   gradScale.bytes.resize(4);
   float gs = static_cast<float>(scale / K);
   std::memcpy(gradScale.bytes.data(), &gs, 4);
+  // Dropout masks of micro-batch k of optimizer step `step`: counter
+  // step * K + k (K = 1 gives @train_step's masks).
+  int64_t stepValue = 0;
+  if (auto it = byName.find("step"); it != byName.end())
+    std::memcpy(&stepValue, state[it->second].bytes.data(), sizeof(int64_t));
+  auto dropoutCounter = [&](int64_t k) {
+    Tensor counter;
+    counter.elementType = amp_runtime::ElementType::I64;
+    counter.bytes.resize(sizeof(int64_t));
+    int64_t value = stepValue * K + k;
+    std::memcpy(counter.bytes.data(), &value, sizeof(int64_t));
+    return counter;
+  };
   double lossSum = 0;
   std::vector<Tensor> args, out;
   for (int64_t k = 0; k < K; ++k) {
@@ -469,6 +482,8 @@ void Trainer::accumulatedStep(
         args[i] = grads[name];
       else if (role == "grad_scale")
         args[i] = gradScale;
+      else if (role == "dropout_counter")
+        args[i] = dropoutCounter(k);
       else if (role == "labels")
         args[i] = gatherRows(labels, rows);
       else

@@ -275,7 +275,9 @@ LogicalResult TrainStepBuilder::prepareMain(func::FuncOp main) {
     return failure();
   turnIntoArguments(main, paramInits, 0, "param");
   turnIntoArguments(main, bufferInits, paramInits.size(), "buffer");
-  // Eval mode: BatchNormalization normalises with the running statistics.
+  // Eval mode: Dropout is the identity, and BatchNormalization normalises with the running statistics.
+  if (failed(makeDropoutsIdentity(main)))
+    return failure();
   SmallVector<BatchNormalizationOp> trainingBNs;
   for (auto bn : body.getOps<BatchNormalizationOp>())
     if (bn.getTrainingMode())
@@ -589,6 +591,9 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
   addStateArguments(step, numParams + numBuffers, in);
   OpBuilder builder(ret);
   GradientBuilder gb(builder, step.getLoc());
+  // Training-mode Dropout draws its masks from the step number.
+  if (failed(lowerTrainingDropouts(step, [&] { return in.step; })))
+    return failure();
   Value seed = in.scalerState.empty() ? gb.scalar(f32, 1.0) : in.scalerState[0];
   FailureOr<SmallVector<Value>> grads =
       buildGradients(body, loss, seed, in.params);
@@ -629,6 +634,17 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
                                                  "grad"));
     Value gradScale = insertStateArgument(compute, index++, scalarF32,
                                           "grad_scale", "grad_scale");
+    // With Dropout: the micro-batch number (step * K + k; with K = 1 the
+    // masks equal @train_step's).
+    Value microBatch;
+    auto getMicroBatch = [&] {
+      if (!microBatch)
+        microBatch = insertStateArgument(compute, index, scalarI64,
+                                         "dropout_counter", "dropout_counter");
+      return microBatch;
+    };
+    if (failed(lowerTrainingDropouts(compute, getMicroBatch)))
+      return failure();
     OpBuilder cb(cret);
     GradientBuilder cgb(cb, compute.getLoc());
     FailureOr<SmallVector<Value>> cgrads =

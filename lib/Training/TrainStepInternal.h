@@ -11,6 +11,10 @@
 #include "amp/Dialect/Amp/Gradients/GradientBuilder.h"
 #include "amp/Training/TrainStep.h"
 
+namespace mlir::func {
+class FuncOp;
+} // namespace mlir::func
+
 namespace mlir::amp::training {
 
 using gradients::GradientBuilder;
@@ -50,6 +54,14 @@ SmallVector<ScalarState> getScalerState(const TrainStepOptions &options,
 void buildScaleUpdate(GradientBuilder &gb, const TrainStepOptions &options,
                       LossScaleMode mode, ArrayRef<Value> state, Value foundInf,
                       SmallVectorImpl<Value> &updated);
+
+// Dropout.cpp
+/// Replaces each training-mode Dropout of `func` by a keep-mask drawn with
+/// `getCounter()` (called once per Dropout) as the generator's counter.
+LogicalResult lowerTrainingDropouts(func::FuncOp func,
+                                    function_ref<Value()> getCounter);
+/// Turns the training-mode Dropouts of `func` into eval-mode ones.
+LogicalResult makeDropoutsIdentity(func::FuncOp func);
 
 } // namespace mlir::amp::training
 

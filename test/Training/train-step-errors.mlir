@@ -18,7 +18,7 @@
 
 // NORULE: error: 'amp.cumsum' op has no gradient rule, but the loss depends on trainable values through it
 // NOPARAMS: error: nothing to train: no float initializer reaches the loss
-// DROPOUT: error: 'amp.dropout' op gradient: Dropout in training mode is not supported yet
+// DROPOUT: error: 'amp.dropout' op has a training_mode that is not a constant; amp decides the mode per function
 // CONV: error: 'amp.conv' op gradient: the weight gradient needs a static batch size
 // The weight gradient is a Conv with the batch as the contracted channel.
 // CONVOK-LABEL: func.func @train_step(
@@ -50,10 +50,9 @@ func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 }
 
 //--- dropout.mlir
-func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+func.func @main(%x: tensor<?x4xf32>, %train: tensor<i1>) -> tensor<?x4xf32> {
   %w = amp.constant {amp.initializer} dense<0.5> : tensor<4xf32> loc("w")
   %ratio = amp.constant dense<0.5> : tensor<f32>
-  %train = amp.constant dense<true> : tensor<i1>
   %m = amp.mul %x, %w : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
   %d, %mask = amp.dropout %m, %ratio, %train : (tensor<?x4xf32>, tensor<f32>, tensor<i1>) -> (tensor<?x4xf32>, tensor<?x4xi1>)
   return %d : tensor<?x4xf32>

@@ -16,6 +16,8 @@
 // RUN: amp-opt %S/Inputs/mlp.mlir --train --amp-type=f16 --loss-scale-hysteresis=3 2>/dev/null | FileCheck %s --check-prefix=HYST
 // RUN: amp-opt %S/Inputs/mlp.mlir --train --amp-opt-level=0 --frozen='fc1\..*' 2>/dev/null | FileCheck %s --check-prefix=FROZEN
 // RUN: amp-opt %S/Inputs/mlp.mlir --train --amp-opt-level=0 --static-batch=8 --split-step 2>/dev/null | FileCheck %s --check-prefix=SPLIT
+// RUN: amp-opt %S/Inputs/dropout.mlir --train --amp-opt-level=0 2>/dev/null | FileCheck %s --check-prefix=DROP
+// RUN: amp-opt %S/Inputs/dropout.mlir --train --amp-type=f16 --split-step --static-batch=2 2>/dev/null | FileCheck %s --check-prefix=DROP16
 
 // @main takes the parameters as arguments; the train step threads them.
 // SGD-LABEL: func.func @main(%arg0: tensor<5x4xf32> {amp.name = "fc1.weight", amp.role = "param"}, %arg1: tensor<5xf32> {amp.name = "fc1.bias", amp.role = "param"}, %arg2: tensor<3x5xf32> {amp.name = "fc2.weight", amp.role = "param"}, %arg3: tensor<?x4xf32> {amp.name = "x"})
@@ -124,3 +126,34 @@
 // SPLIT-LABEL: func.func @apply_gradients(
 // SPLIT-SAME: {amp.name = "fc1.weight.grad", amp.role = "grad"}
 // SPLIT-SAME: -> (tensor<5x4xf32> {amp.name = "fc1.weight", amp.role = "param"}
+
+// Training-mode Dropout: the eval @main has none; @train_step draws a keep
+// mask from `step` (stream 0, the node's seed) and scales the kept values by
+// 1/(1 - ratio); the backward pass reuses the mask.
+// DROP-LABEL: func.func @main(
+// DROP-NOT: dropout
+// DROP-LABEL: func.func @train_step(
+// DROP-SAME: %[[COUNTER:arg[0-9]+]]: tensor<i64> {amp.name = "step", amp.role = "step"}
+// DROP: %[[H:.*]] = amp.gemm
+// DROP: %[[KEEP:.*]] = amp.dropout_mask %[[H]], %[[RATIO:.*]], %[[COUNTER]] {seed = 7 : i64}
+// DROP: %[[REST:.*]] = amp.sub %[[ONE:.*]], %[[RATIO]]
+// DROP: %[[SCALE:.*]] = amp.div %[[ONE]], %[[REST]]
+// DROP: %[[SCALED:.*]] = amp.mul %[[H]], %[[SCALE]]
+// DROP: amp.where %[[KEEP]], %[[SCALED]]
+// DROP-NOT: amp.dropout_mask
+// DROP: amp.where %[[KEEP]],
+// DROP-NOT: amp.dropout
+// DROP-LABEL: func.func @initial_state(
+
+// In fp16 the scaling is done in fp32 and rounded once; @compute_gradients
+// takes the micro-batch's counter.
+// DROP16-LABEL: func.func @compute_gradients(
+// DROP16-SAME: %[[C:arg[0-9]+]]: tensor<i64> {amp.name = "dropout_counter", amp.role = "dropout_counter"}
+// DROP16: %[[H:.*]] = amp.gemm
+// DROP16-NEXT: %[[KEEP:.*]] = amp.dropout_mask %[[H]], %{{.*}}, %[[C]] {seed = 7 : i64} : (tensor<2x5xf16>, tensor<f32>, tensor<i64>) -> tensor<2x5xi1>
+// DROP16: %[[UP:.*]] = amp.cast %[[H]] {to = f32}
+// DROP16-NEXT: %[[MUL:.*]] = amp.mul %[[UP]],
+// DROP16-NEXT: %[[DOWN:.*]] = amp.cast %[[MUL]] {to = f16}
+// DROP16-NEXT: amp.where %[[KEEP]], %[[DOWN]]
+// DROP16-LABEL: func.func @train_step(
+// DROP16: amp.dropout_mask

@@ -103,7 +103,7 @@ struct ConvertAmpToLinalgPass
     populatePoolingPatterns(converter, patterns);
     populateNormalizationPatterns(converter, patterns);
     populateLossPatterns(converter, patterns);
-    populateLossScalingPatterns(converter, patterns);
+    populateTrainingPatterns(converter, patterns);
     populateShapePatterns(converter, patterns);
     populateSliceConcatPatterns(converter, patterns);
     populatePadTilePatterns(converter, patterns);

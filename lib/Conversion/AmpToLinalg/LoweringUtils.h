@@ -222,7 +222,7 @@ void populateGemmPatterns(TypeConverter &converter,
                           RewritePatternSet &patterns);
 void populateGeneratorPatterns(TypeConverter &converter,
                                RewritePatternSet &patterns);
-void populateLossScalingPatterns(TypeConverter &converter,
+void populateTrainingPatterns(TypeConverter &converter,
                                  RewritePatternSet &patterns);
 void populateLossPatterns(TypeConverter &converter,
                           RewritePatternSet &patterns);

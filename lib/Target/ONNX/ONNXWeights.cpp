@@ -78,11 +78,18 @@ llvm::Error mlir::amp::writeONNXWithWeights(
     tensor->set_data_location(onnx::TensorProto::DEFAULT);
     tensor->set_raw_data(bytes);
   }
-  // Inference-mode BatchNormalization.
+  // Inference-mode BatchNormalization and Dropout (whose training_mode
+  // input goes: an absent mode means inference).
   llvm::StringSet<> dropped;
   for (onnx::NodeProto &node : *graph->mutable_node()) {
-    if (node.op_type() != "BatchNormalization" ||
-        !(node.domain().empty() || node.domain() == "ai.onnx"))
+    if (!(node.domain().empty() || node.domain() == "ai.onnx"))
+      continue;
+    if (node.op_type() == "Dropout") {
+      while (node.input_size() > 2)
+        node.mutable_input()->RemoveLast();
+      continue;
+    }
+    if (node.op_type() != "BatchNormalization")
       continue;
     auto *attrs = node.mutable_attribute();
     for (int i = attrs->size() - 1; i >= 0; --i)

@@ -1,6 +1,6 @@
 // RUN: amp-opt %s -convert-amp-to-linalg -split-input-file | FileCheck %s
 // The lowerings the train steps need: the fused unscale + Inf/NaN check,
-// training-mode BatchNormalization and MaxPool's Indices.
+// Dropout masks, training-mode BatchNormalization and MaxPool's Indices.
 
 // One loop per gradient: read once, multiply by 1/scale, store, and OR the
 // non-finiteness of the stored value into the loop-carried flag.
@@ -60,4 +60,37 @@ func.func @batchnorm_training(%x: tensor<2x3x4xf16>, %s: tensor<3xf32>, %m: tens
 func.func @maxpool_indices(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>) {
   %y, %i = amp.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>)
   return %y, %i : tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>
+}
+
+// -----
+
+// A Dropout mask: Philox4x32-10 keyed by the counter, on the row-major
+// linear index (lo, hi), the stream and the seed; 10 rounds of two 32x32->64
+// products; keep when (w >> 8) * 2^-24 >= ratio. The bits are checked
+// against a numpy Philox in test/python/training/test_dropout.py.
+// CHECK-LABEL: func.func @dropout_mask
+// CHECK: %[[R:.*]] = tensor.extract %{{.*}}[] : tensor<f32>
+// CHECK: %[[C:.*]] = tensor.extract %arg1[] : tensor<i64>
+// CHECK-DAG: %[[STREAM:.*]] = arith.constant 2 : i32
+// CHECK-DAG: %[[SEED:.*]] = arith.constant 9 : i32
+// CHECK-DAG: %[[K0:.*]] = arith.trunci %[[C]] : i64 to i32
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<?x3xi1>)
+// CHECK: %[[I0:.*]] = linalg.index 0
+// CHECK: %[[I1:.*]] = linalg.index 1
+// CHECK: %[[ROW:.*]] = arith.muli %[[I0]], %c3
+// CHECK: %[[LIN:.*]] = arith.addi %[[ROW]], %[[I1]]
+// CHECK: %[[I:.*]] = arith.index_castui %[[LIN]] : index to i64
+// CHECK: %[[LO:.*]] = arith.trunci %[[I]] : i64 to i32
+// CHECK: %{{.*}}, %[[HI0:.*]] = arith.mului_extended %c-766435501_i32, %[[LO]] : i32
+// CHECK: %{{.*}}, %{{.*}} = arith.mului_extended %c-845247145_i32, %[[STREAM]] : i32
+// CHECK-COUNT-9: arith.mului_extended %c-766435501_i32
+// CHECK: %[[TOP:.*]] = arith.shrui %{{.*}}, %c8_i32 : i32
+// CHECK: %[[F:.*]] = arith.uitofp %[[TOP]] : i32 to f32
+// CHECK: %[[U:.*]] = arith.mulf %[[F]], %cst{{.*}} : f32
+// CHECK: %[[KEEP:.*]] = arith.cmpf oge, %[[U]], %[[R]] : f32
+// CHECK: linalg.yield %[[KEEP]] : i1
+func.func @dropout_mask(%x: tensor<?x3xf16>, %c: tensor<i64>) -> tensor<?x3xi1> {
+  %r = amp.constant dense<0.25> : tensor<f32>
+  %m = amp.dropout_mask %x, %r, %c {stream = 2 : i64, seed = 9 : i64} : (tensor<?x3xf16>, tensor<f32>, tensor<i64>) -> tensor<?x3xi1>
+  return %m : tensor<?x3xi1>
 }

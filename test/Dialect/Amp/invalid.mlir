@@ -140,3 +140,30 @@ func.func @loop_body_arguments(%n: tensor<i64>, %c: tensor<i1>, %v: tensor<2xf32
   }
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+func.func @unscale_check_vector_scale(%s: tensor<1xf32>, %g: tensor<3xf32>) {
+  // expected-error @+2 {{inv_scale must be a rank-0 f32 tensor}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %u, %f, %n = amp.multi_tensor_unscale_check %s, %g : (tensor<1xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<f32>, tensor<1xf32>)
+  return
+}
+
+// -----
+
+func.func @dropout_mask_vector_ratio(%x: tensor<3xf32>, %r: tensor<1xf32>, %c: tensor<i64>) {
+  // expected-error @+2 {{ratio must be a rank-0 tensor}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %m = amp.dropout_mask %x, %r, %c : (tensor<3xf32>, tensor<1xf32>, tensor<i64>) -> tensor<3xi1>
+  return
+}
+
+// -----
+
+func.func @dropout_mask_vector_counter(%x: tensor<3xf32>, %r: tensor<f32>, %c: tensor<2xi64>) {
+  // expected-error @+2 {{counter must be a rank-0 i64 tensor}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %m = amp.dropout_mask %x, %r, %c : (tensor<3xf32>, tensor<f32>, tensor<2xi64>) -> tensor<3xi1>
+  return
+}

@@ -213,15 +213,16 @@ bool isDifferentiable(DropoutOp, unsigned index, Overload) {
   return index == 0;
 }
 void gradient(DropoutOp op, GradientBuilder &gb, In rg, Grads og) {
-  // Only the identity case: a training-mode Dropout needs a mask generator.
+  // Only the identity case: the train-step builder turns a training-mode
+  // Dropout into amp.dropout_mask and a Where first (lib/Training).
   auto isFalse = [](Value v) {
     auto values = getConstantIntValues(v);
     return isa<NoneType>(v.getType()) ||
            (values && llvm::all_of(*values, [](int64_t b) { return !b; }));
   };
   if (!isFalse(op.getTrainingMode())) {
-    gb.fail("Dropout in training mode is not supported yet (export the "
-            "model in eval mode or without dropout)");
+    gb.fail("a training-mode Dropout must first become a seeded mask "
+            "(amp-opt --train does this)");
     return;
   }
   og[0] = rg[0];

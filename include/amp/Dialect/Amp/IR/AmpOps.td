@@ -1032,4 +1032,26 @@ def Amp_MultiTensorUnscaleCheckOp : Amp_PureOp<"",
                       Amp_FloatTensor:$nonfinite);
 }
 
+def Amp_DropoutMaskOp : Amp_PureOp<"", "dropout_mask", "inferDropoutMask"> {
+  let summary = "The keep-mask of a training-mode Dropout (Philox4x32-10)";
+  let description = [{
+    A boolean tensor of `data`'s shape (its values are not read): element
+    `i` (row-major linear index) is kept with probability 1 - `ratio`.
+    The bits come from the counter-based generator Philox4x32-10
+    (Salmon et al., SC'11) with key (lo32(counter), hi32(counter)) and
+    counter block (lo32(i), hi32(i), lo32(`stream`), lo32(`seed`)): the first output word
+    `w` gives u = (w >> 8) * 2^-24, and the element is kept when
+    u >= ratio. `counter` is the train step (or micro-batch) number, so a
+    mask is a pure function of the step, the Dropout (`stream`) and the
+    position: reruns, resumed runs and other backends draw the same masks.
+  }];
+  let fixedTypeOperands = [1, 2];
+  let anyTypeOperands = [0];
+  let arguments = (ins Amp_Tensor:$data, Amp_FloatTensor:$ratio,
+                       Amp_I64Tensor:$counter,
+                       DefaultValuedAttr<I64Attr, "0">:$stream,
+                       DefaultValuedAttr<I64Attr, "0">:$seed);
+  let results = (outs Amp_BoolTensor:$mask);
+}
+
 #endif // AMP_DIALECT_AMP_IR_AMPOPS_TD

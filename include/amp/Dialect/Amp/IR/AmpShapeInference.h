@@ -237,6 +237,7 @@ LogicalResult inferLSTM(InferenceContext &ctx, StringRef direction,
 // Training.cpp
 LogicalResult inferMultiTensorUnscaleCheck(InferenceContext &ctx,
                                            Types &results);
+LogicalResult inferDropoutMask(InferenceContext &ctx, Types &results);
 
 } // namespace shape
 } // namespace mlir::amp

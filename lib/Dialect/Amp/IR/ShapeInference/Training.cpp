@@ -25,3 +25,18 @@ LogicalResult shape::inferMultiTensorUnscaleCheck(InferenceContext &ctx,
   results.push_back(tensorOf({static_cast<int64_t>(numGrads)}, f32));
   return success();
 }
+
+LogicalResult shape::inferDropoutMask(InferenceContext &ctx, Types &results) {
+  auto data = requireTensor(ctx, 0);
+  auto ratio = requireTensor(ctx, 1);
+  auto counter = requireTensor(ctx, 2);
+  if (failed(data) || failed(ratio) || failed(counter))
+    return failure();
+  if (ratio->getRank() != 0)
+    return ctx.emitError("ratio must be a rank-0 tensor");
+  if (counter->getRank() != 0)
+    return ctx.emitError("counter must be a rank-0 i64 tensor");
+  results.push_back(
+      tensorOf(data->getShape(), IntegerType::get(ctx.getContext(), 1)));
+  return success();
+}

@@ -1,0 +1,178 @@
+//===- Training.cpp - loss scaling and Dropout masks ----------------------===//
+//
+// amp.multi_tensor_unscale_check becomes, per gradient, ONE loop over its
+// elements that multiplies by 1/scale, stores the product and ORs its
+// non-finiteness into a flag carried by the loop: each gradient is read
+// once. The flags give the per-tensor `nonfinite` vector and `found_inf`.
+//
+// amp.dropout_mask becomes one linalg.generic whose body runs Philox4x32-10
+// on the element's linear index (see the op's description).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <array>
+
+namespace mlir::amp::lowering {
+
+namespace {
+
+struct MultiTensorUnscaleCheckOpLowering
+    : public OpConversionPattern<MultiTensorUnscaleCheckOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MultiTensorUnscaleCheckOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type(), i1 = rewriter.getI1Type();
+    Value invScale = extractScalar(rewriter, loc, adaptor.getInvScale());
+    SmallVector<Value> results, flags;
+    for (Value grad : adaptor.getGrads()) {
+      auto type = cast<RankedTensorType>(grad.getType());
+      if (!type.hasStaticShape())
+        return notLowerable(op, "a gradient has a dynamic shape");
+      Type storage = type.getElementType();
+      int64_t count = type.getNumElements();
+      auto flatType = RankedTensorType::get({count}, storage);
+      Value flat = reshapeTensor(rewriter, loc, grad, flatType, {});
+      Value init = emptyTensor(rewriter, loc, flatType, {});
+      Value c0 = rewriter.create<arith::ConstantIndexOp>(loc, 0);
+      Value c1 = rewriter.create<arith::ConstantIndexOp>(loc, 1);
+      Value n = rewriter.create<arith::ConstantIndexOp>(loc, count);
+      Value clean = constantScalar(rewriter, loc, i1, 0);
+      auto loop = rewriter.create<scf::ForOp>(
+          loc, c0, n, c1, ValueRange{init, clean},
+          [&](OpBuilder &b, Location l, Value i, ValueRange carried) {
+            Value x = toComputeType(
+                b, l, b.create<tensor::ExtractOp>(l, flat, ValueRange{i}));
+            Value scale = convertScalar(b, l, invScale, x.getType(), false,
+                                        false);
+            Value y = b.create<arith::MulFOp>(l, x, scale);
+            Value stored = convertScalar(b, l, y, storage, false, false);
+            // Checked as stored (an fp16 product can overflow on rounding):
+            // v - v is NaN exactly when v is Inf or NaN.
+            Value v = toComputeType(b, l, stored);
+            Value diff = b.create<arith::SubFOp>(l, v, v);
+            Value bad = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO,
+                                                diff, diff);
+            Value out = b.create<tensor::InsertOp>(l, stored, carried[0],
+                                                   ValueRange{i});
+            Value flag = b.create<arith::OrIOp>(l, carried[1], bad);
+            b.create<scf::YieldOp>(l, ValueRange{out, flag});
+          });
+      results.push_back(
+          reshapeTensor(rewriter, loc, loop.getResult(0), type, {}));
+      flags.push_back(rewriter.create<arith::UIToFPOp>(loc, f32,
+                                                        loop.getResult(1)));
+    }
+    Value any = constantScalar(rewriter, loc, f32, 0);
+    for (Value flag : flags)
+      any = rewriter.create<arith::MaximumFOp>(loc, any, flag);
+    results.push_back(rewriter.create<tensor::FromElementsOp>(
+        loc, RankedTensorType::get({}, f32), ValueRange{any}));
+    results.push_back(rewriter.create<tensor::FromElementsOp>(
+        loc, RankedTensorType::get({int64_t(flags.size())}, f32), flags));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// Philox4x32-10 (Random123's constants): the first word of the output
+/// block for `counter` under `key`.
+Value philoxFirstWord(OpBuilder &b, Location loc, std::array<Value, 4> c,
+                      std::array<Value, 2> key) {
+  Type i32 = b.getI32Type();
+  auto constant = [&](uint32_t v) -> Value {
+    return b.create<arith::ConstantOp>(
+        loc, b.getIntegerAttr(i32, static_cast<int32_t>(v)));
+  };
+  Value m0 = constant(0xD2511F53u), m1 = constant(0xCD9E8D57u);
+  Value w0 = constant(0x9E3779B9u), w1 = constant(0xBB67AE85u);
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      key[0] = b.create<arith::AddIOp>(loc, key[0], w0);
+      key[1] = b.create<arith::AddIOp>(loc, key[1], w1);
+    }
+    auto p0 = b.create<arith::MulUIExtendedOp>(loc, m0, c[0]);
+    auto p1 = b.create<arith::MulUIExtendedOp>(loc, m1, c[2]);
+    Value x0 = b.create<arith::XOrIOp>(
+        loc, b.create<arith::XOrIOp>(loc, p1.getHigh(), c[1]), key[0]);
+    Value x2 = b.create<arith::XOrIOp>(
+        loc, b.create<arith::XOrIOp>(loc, p0.getHigh(), c[3]), key[1]);
+    c = {x0, p1.getLow(), x2, p0.getLow()};
+  }
+  return c[0];
+}
+
+struct DropoutMaskOpLowering : public OpConversionPattern<DropoutMaskOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(DropoutMaskOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type(), i32 = rewriter.getI32Type(),
+         i64 = rewriter.getI64Type();
+    RankedTensorType type = convertedResultType(getTypeConverter(), op);
+    SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, adaptor.getData());
+    Value ratio = convertScalar(rewriter, loc,
+                                extractScalar(rewriter, loc, adaptor.getRatio()),
+                                f32, false, false);
+    Value counter = extractScalar(rewriter, loc, adaptor.getCounter());
+    auto lo32 = [&](OpBuilder &b, Location l, Value v) -> Value {
+      return b.create<arith::TruncIOp>(l, i32, v);
+    };
+    auto hi32 = [&](OpBuilder &b, Location l, Value v) -> Value {
+      Value shift = b.create<arith::ConstantOp>(l, b.getIntegerAttr(i64, 32));
+      return lo32(b, l, b.create<arith::ShRUIOp>(l, v, shift));
+    };
+    auto word = [&](int64_t v) -> Value {
+      return rewriter.create<arith::ConstantOp>(
+          loc, rewriter.getIntegerAttr(i32, static_cast<int32_t>(v)));
+    };
+    Value stream = word(static_cast<int64_t>(op.getStream()));
+    Value seed = word(static_cast<int64_t>(op.getSeed()));
+    std::array<Value, 2> key = {lo32(rewriter, loc, counter),
+                                hi32(rewriter, loc, counter)};
+    SmallVector<Value> dims;
+    for (OpFoldResult size : sizes)
+      dims.push_back(indexValue(rewriter, loc, size));
+    Value mask = buildIndexGenerated(
+        rewriter, loc, type, sizes,
+        [&](OpBuilder &b, Location l, ValueRange indices) -> Value {
+          // Row-major linear index, in i64.
+          Value linear = indices.empty()
+                             ? b.create<arith::ConstantIndexOp>(l, 0)
+                             : indices[0];
+          for (size_t d = 1; d < indices.size(); ++d) {
+            linear = b.create<arith::MulIOp>(l, linear, dims[d]);
+            linear = b.create<arith::AddIOp>(l, linear, indices[d]);
+          }
+          Value i = b.create<arith::IndexCastUIOp>(l, i64, linear);
+          Value bits = philoxFirstWord(
+              b, l, {lo32(b, l, i), hi32(b, l, i), stream, seed}, key);
+          // u = (bits >> 8) * 2^-24 in [0, 1), exact in f32.
+          Value top = b.create<arith::ShRUIOp>(
+              l, bits, b.create<arith::ConstantOp>(l, b.getIntegerAttr(i32, 8)));
+          Value u = b.create<arith::MulFOp>(
+              l, b.create<arith::UIToFPOp>(l, f32, top),
+              b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0x1p-24f)));
+          return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGE, u,
+                                         ratio);
+        });
+    rewriter.replaceOp(op, mask);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateTrainingPatterns(TypeConverter &converter,
+                              RewritePatternSet &patterns) {
+  patterns.add<MultiTensorUnscaleCheckOpLowering, DropoutMaskOpLowering>(
+      converter, patterns.getContext());
+}
+
+} // namespace mlir::amp::lowering
