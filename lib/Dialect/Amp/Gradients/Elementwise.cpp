@@ -1,7 +1,10 @@
 //===- Elementwise.cpp - gradient rules of the elementwise ops ------------===//
 //
 // d(loss)/d(operand) of the unary, broadcasting binary, select and cast ops.
-// Broadcast operands get their gradient summed back to their own shape.
+// Broadcast operands get their gradient summed back to their own shape. The
+// one-line rules are records in ElementwiseRules.td, generated into C++ by
+// amp-tblgen; the ones below branch on attributes or have optional or
+// variadic operands.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,91 +19,14 @@ using namespace mlir::amp;
 using namespace mlir::amp::gradients;
 
 namespace mlir::amp::gradients {
-namespace {
-/// grad * dY/dX for the unary ops, from X, Y and the incoming gradient.
-void unary(GradientBuilder &gb, In rg, Grads og,
-           llvm::function_ref<Value(Value x, Value y, Value g)> rule) {
-  Operation *op = gb.getForward();
-  og[0] = rule(op->getOperand(0), op->getResult(0), rg[0]);
-}
-} // namespace
 
-void gradient(IdentityOp, GradientBuilder &, In rg, Grads og) {
-  og[0] = rg[0];
-}
-void gradient(NegOp, GradientBuilder &gb, In rg, Grads og) {
-  og[0] = gb.neg(rg[0]);
-}
-void gradient(ReluOp, GradientBuilder &gb, In rg, Grads og) {
-  // Zero where y <= 0, else g (a NaN gradient passes, as in PyTorch).
-  unary(gb, rg, og, [&](Value, Value y, Value g) {
-    Value zero = gb.scalar(y, 0.0);
-    return gb.create<WhereOp>({gb.create<LessOrEqualOp>({y, zero}), zero, g});
-  });
-}
-void gradient(LeakyReluOp op, GradientBuilder &gb, In rg, Grads og) {
-  double alpha = op.getAlpha().convertToDouble();
-  unary(gb, rg, og, [&](Value x, Value, Value g) {
-    Value positive = gb.create<GreaterOp>({x, gb.scalar(x, 0.0)});
-    return gb.create<WhereOp>({positive, g, gb.mulScalar(g, alpha)});
-  });
-}
-void gradient(SigmoidOp, GradientBuilder &gb, In rg, Grads og) {
-  unary(gb, rg, og, [&](Value, Value y, Value g) {
-    return gb.mul(g, gb.mul(y, gb.sub(gb.scalar(y, 1.0), y)));
-  });
-}
-void gradient(TanhOp, GradientBuilder &gb, In rg, Grads og) {
-  unary(gb, rg, og, [&](Value, Value y, Value g) {
-    return gb.mul(g, gb.sub(gb.scalar(y, 1.0), gb.mul(y, y)));
-  });
-}
-void gradient(ExpOp, GradientBuilder &gb, In rg, Grads og) {
-  unary(gb, rg, og, [&](Value, Value y, Value g) { return gb.mul(g, y); });
-}
-void gradient(LogOp, GradientBuilder &gb, In rg, Grads og) {
-  unary(gb, rg, og, [&](Value x, Value, Value g) { return gb.div(g, x); });
-}
-void gradient(SqrtOp, GradientBuilder &gb, In rg, Grads og) {
-  unary(gb, rg, og, [&](Value, Value y, Value g) {
-    return gb.div(g, gb.mulScalar(y, 2.0));
-  });
-}
-void gradient(ReciprocalOp, GradientBuilder &gb, In rg, Grads og) {
-  unary(gb, rg, og, [&](Value, Value y, Value g) {
-    return gb.neg(gb.mul(g, gb.mul(y, y)));
-  });
-}
-void gradient(AbsOp, GradientBuilder &gb, In rg, Grads og) {
-  unary(gb, rg, og, [&](Value x, Value, Value g) {
-    return gb.mul(g, gb.create<SignOp>({x}));
-  });
-}
-void gradient(SinOp, GradientBuilder &gb, In rg, Grads og) {
-  unary(gb, rg, og, [&](Value x, Value, Value g) {
-    return gb.mul(g, gb.create<CosOp>({x}));
-  });
-}
-void gradient(CosOp, GradientBuilder &gb, In rg, Grads og) {
-  unary(gb, rg, og, [&](Value x, Value, Value g) {
-    return gb.neg(gb.mul(g, gb.create<SinOp>({x})));
-  });
-}
-void gradient(SoftplusOp, GradientBuilder &gb, In rg, Grads og) {
-  unary(gb, rg, og, [&](Value x, Value, Value g) {
-    return gb.mul(g, gb.create<SigmoidOp>({x}));
-  });
-}
-void gradient(ErfOp, GradientBuilder &gb, In rg, Grads og) {
-  // d erf(x) = 2/sqrt(pi) exp(-x^2).
-  unary(gb, rg, og, [&](Value x, Value, Value g) {
-    Value e = gb.create<ExpOp>({gb.neg(gb.mul(x, x))});
-    return gb.mul(g, gb.mulScalar(e, 2.0 / std::sqrt(M_PI)));
-  });
-}
+#define GEN_GRADIENT_RULES
+#include "ElementwiseRules.inc"
+
 void gradient(GeluOp op, GradientBuilder &gb, In rg, Grads og) {
   bool tanhApprox = op.getApproximate() == "tanh";
-  unary(gb, rg, og, [&](Value x, Value, Value g) -> Value {
+  Value x = op.getX(), g = rg[0];
+  og[0] = [&]() -> Value {
     auto c = [&](double v) { return gb.scalar(x, v); };
     if (!tanhApprox) {
       // Phi(x) + x phi(x), Phi(x) = (1 + erf(x/sqrt2))/2.
@@ -121,70 +47,11 @@ void gradient(GeluOp op, GradientBuilder &gb, In rg, Grads og) {
     Value right = gb.mul(gb.mulScalar(x, 0.5),
                          gb.mul(gb.sub(c(1.0), gb.mul(t, t)), du));
     return gb.mul(g, gb.add(left, right));
-  });
-}
-void gradient(HardSigmoidOp op, GradientBuilder &gb, In rg, Grads og) {
-  double alpha = op.getAlpha().convertToDouble();
-  double beta = op.getBeta().convertToDouble();
-  unary(gb, rg, og, [&](Value x, Value, Value g) {
-    // alpha inside (0, 1) of alpha x + beta, else 0.
-    Value lin = gb.add(gb.mulScalar(x, alpha), gb.scalar(x, beta));
-    Value inside = gb.create<AndOp>({gb.create<GreaterOp>({lin, gb.scalar(x, 0)}),
-                                     gb.create<LessOp>({lin, gb.scalar(x, 1)})});
-    return gb.create<WhereOp>(
-        {inside, gb.mulScalar(g, alpha), gb.scalar(x, 0.0)});
-  });
-}
-void gradient(HardSwishOp, GradientBuilder &gb, In rg, Grads og) {
-  // y = x relu6(x + 3) / 6: dy = 0 (x < -3), x/3 + 1/2 (|x| <= 3), 1 (x > 3).
-  unary(gb, rg, og, [&](Value x, Value, Value g) {
-    Value mid = gb.add(gb.mulScalar(x, 1.0 / 3.0), gb.scalar(x, 0.5));
-    Value d = gb.create<WhereOp>({gb.create<LessOp>({x, gb.scalar(x, -3.0)}),
-                                  gb.scalar(x, 0.0), mid});
-    d = gb.create<WhereOp>(
-        {gb.create<GreaterOp>({x, gb.scalar(x, 3.0)}), gb.scalar(x, 1.0), d});
-    return gb.mul(g, d);
-  });
-}
-
-void gradient(AddOp op, GradientBuilder &gb, In rg, Grads og) {
-  og[0] = gb.sumToShape(rg[0], op.getA());
-  og[1] = gb.sumToShape(rg[0], op.getB());
-}
-void gradient(SubOp op, GradientBuilder &gb, In rg, Grads og) {
-  og[0] = gb.sumToShape(rg[0], op.getA());
-  og[1] = gb.sumToShape(gb.neg(rg[0]), op.getB());
-}
-void gradient(MulOp op, GradientBuilder &gb, In rg, Grads og) {
-  og[0] = gb.sumToShape(gb.mul(rg[0], op.getB()), op.getA());
-  og[1] = gb.sumToShape(gb.mul(rg[0], op.getA()), op.getB());
-}
-void gradient(DivOp op, GradientBuilder &gb, In rg, Grads og) {
-  Value gOverB = gb.div(rg[0], op.getB());
-  og[0] = gb.sumToShape(gOverB, op.getA());
-  // d(a/b)/db = -(a/b)/b.
-  og[1] = gb.sumToShape(gb.neg(gb.mul(gOverB, op.getC())), op.getB());
-}
-bool isDifferentiable(PowOp, unsigned index, Overload) { return index == 0; }
-void gradient(PowOp op, GradientBuilder &gb, In rg, Grads og) {
-  // d x^y / dx = y x^(y-1); the exponent is treated as a constant.
-  Value x = op.getX();
-  Value y = gb.castLike(op.getY(), x);
-  Value ym1 = gb.sub(y, gb.scalar(x, 1.0));
-  og[0] = gb.sumToShape(
-      gb.mul(rg[0], gb.mul(y, gb.create<PowOp>({x, ym1}))), x);
+  }();
 }
 void gradient(SumOp op, GradientBuilder &gb, In rg, Grads og) {
   for (auto [i, input] : llvm::enumerate(op.getData_0()))
     og[i] = gb.sumToShape(rg[0], input);
-}
-bool isDifferentiable(WhereOp, unsigned index, Overload) { return index > 0; }
-void gradient(WhereOp op, GradientBuilder &gb, In rg, Grads og) {
-  Value zero = gb.scalar(rg[0], 0.0);
-  og[1] = gb.sumToShape(
-      gb.create<WhereOp>({op.getCondition(), rg[0], zero}), op.getX());
-  og[2] = gb.sumToShape(
-      gb.create<WhereOp>({op.getCondition(), zero, rg[0]}), op.getY());
 }
 bool isDifferentiable(ClipOp op, unsigned index, Overload) {
   return index == 0 &&
@@ -229,11 +96,8 @@ void gradient(DropoutOp op, GradientBuilder &gb, In rg, Grads og) {
 }
 
 void registerElementwiseGradients(MLIRContext *context) {
-  attachGradientModels<IdentityOp, NegOp, ReluOp, LeakyReluOp, SigmoidOp,
-                       TanhOp, ExpOp, LogOp, SqrtOp, ReciprocalOp, AbsOp,
-                       SinOp, CosOp, SoftplusOp, ErfOp, GeluOp, HardSigmoidOp,
-                       HardSwishOp, AddOp, SubOp, MulOp, DivOp, PowOp, SumOp,
-                       WhereOp, ClipOp, CastOp, DropoutOp>(context);
+  registerGeneratedGradients(context);
+  attachGradientModels<GeluOp, SumOp, ClipOp, CastOp, DropoutOp>(context);
 }
 
 } // namespace mlir::amp::gradients
