@@ -148,6 +148,8 @@ struct Layout {
   SmallVector<std::string> paramNames;
   SmallVector<unsigned> mainState, mainInputs;
   double scaleMin = 0;
+  /// Whether the program has loss scaling (it skips overflowing steps).
+  bool scaled = false;
 };
 
 bool isStateRole(StringRef role) {
@@ -255,9 +257,13 @@ FailureOr<Layout> readLayout(ModuleOp module) {
     layout.compute = signature(compute);
     layout.apply = signature(apply);
   }
-  if (auto info = module->getAttrOfType<DictionaryAttr>(training::kTrainAttrName))
+  if (auto info =
+          module->getAttrOfType<DictionaryAttr>(training::kTrainAttrName)) {
     if (auto min = info.getAs<FloatAttr>("loss_scale_min"))
       layout.scaleMin = min.getValueAsDouble();
+    if (auto mode = info.getAs<StringAttr>("loss_scale"))
+      layout.scaled = mode.getValue() != "none";
+  }
   return layout;
 }
 
@@ -694,7 +700,8 @@ LogicalResult Trainer::run(ModuleOp module) {
            << llvm::format("%.9g", scaleIn) << ","
            << llvm::format("%.9g", lastLr) << "," << int(overflow) << ","
            << skipped << "\n";
-    if (overflow && scaleIn <= std::max(layout.scaleMin, 0.0)) {
+    if (overflow && (!layout.scaled ||
+                     scaleIn <= std::max(layout.scaleMin, 0.0))) {
       std::string names;
       if (layout.nonfiniteResult >= 0) {
         const Tensor &flags = results[layout.nonfiniteResult];
@@ -703,6 +710,13 @@ LogicalResult Trainer::run(ModuleOp module) {
             names += (names.empty() ? "" : ", ") + layout.paramNames[i];
       }
       dropCsv();
+      if (!layout.scaled)
+        return fail("step " + Twine(n + 1) +
+                    " produced non-finite gradients in: " +
+                    (names.empty() ? std::string("(none reported)") : names) +
+                    "; without loss scaling the step is not skipped, so "
+                    "training stops (try --loss-scale=dynamic or a smaller "
+                    "--lr)");
       return fail("step " + Twine(n + 1) +
                   " overflowed with the loss scale at its minimum (" +
                   llvm::formatv("{0}", scaleIn) +

@@ -8,11 +8,12 @@
 //   2. The front end (cleanup, amp-autocast) runs on the module, so the
 //      forward pass gets the policy's precision and each fp32 parameter is
 //      cast once.
-//   3. The reverse pass (Autodiff.cpp), seeded with the loss scale.
-//   4. Unscale + Inf/NaN check (one multi-tensor op), clipping, the
-//      learning-rate schedule and the optimizer (Optimizer.cpp), and the
-//      loss-scale update (LossScale.cpp); every state update is skipped on
-//      overflow.
+//   3. The reverse pass (Autodiff.cpp), seeded with 1.
+//   4. The Inf/NaN check (one multi-tensor op), clipping, the
+//      learning-rate schedule and the optimizer (Optimizer.cpp).
+//   5. With a loss scale, the amp-loss-scale pass (LossScale.cpp): the seed
+//      becomes the scale, the check unscales, every state update is skipped
+//      on overflow and the scale updates.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +24,7 @@
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
 #include "amp/Training/Autodiff.h"
+#include "amp/Training/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -364,13 +366,16 @@ LogicalResult TrainStepBuilder::build() {
   if (failed(pm.run(module)))
     return failure();
 
-  // 3-4. Backward pass, optimizer and loss scaling.
+  // 3-4. Backward pass and optimizer, then loss scaling (amp-loss-scale).
   if (failed(appendUpdate(module.lookupSymbol<func::FuncOp>("train_step"))))
     return failure();
   buildInitialState();
 
   PassManager cleanup(context);
   (void)applyPassManagerCLOptions(cleanup);
+  if (scaleMode == LossScaleMode::Static || scaleMode == LossScaleMode::Dynamic)
+    cleanup.addPass(
+        createAmpLossScale(getLossScalePassOptions(options, scaleMode)));
   buildImportCleanupPipeline(cleanup);
   if (failed(cleanup.run(module)))
     return failure();
@@ -382,8 +387,9 @@ LogicalResult TrainStepBuilder::build() {
 }
 
 /// Inserts a rank-0 (or `shape`) argument named `name` at `index`.
-static Value insertStateArgument(func::FuncOp func, unsigned index, Type type,
-                                 StringRef name, StringRef role) {
+Value mlir::amp::training::insertStateArgument(func::FuncOp func,
+                                               unsigned index, Type type,
+                                               StringRef name, StringRef role) {
   MLIRContext *context = func.getContext();
   NamedAttrList attrs;
   attrs.set("amp.name", StringAttr::get(context, name));
@@ -406,49 +412,35 @@ namespace {
 struct UpdateInputs {
   SmallVector<Value> params, grads;
   SmallVector<SmallVector<Value>> optimizerState;
-  SmallVector<Value> scalerState;
   Value step;
 };
 /// What it produces.
 struct UpdateResults {
-  SmallVector<Value> params, optimizerState, scalerState;
+  SmallVector<Value> params, optimizerState;
   Value step, foundInf, nonfinite, lr;
-  /// found_inf > 0 (null without loss scaling).
-  Value skip;
 };
 } // namespace
 
-/// Unscale + check, clipping, schedule, optimizer and scale update, with
-/// every state update skipped on overflow (`grads` are scaled gradients).
+/// The Inf/NaN check, clipping, schedule and optimizer, on unscaled
+/// gradients. The check is the multi-tensor unscale op with a scale of 1:
+/// amp-loss-scale (LossScale.cpp) gives it 1/loss_scale and makes the
+/// state updates conditional on its `found_inf`.
 static FailureOr<UpdateResults> buildUpdate(GradientBuilder &gb,
                                             const TrainStepOptions &options,
-                                            LossScaleMode mode,
                                             const UpdateInputs &in) {
-  OpBuilder &builder = gb.getBuilder();
-  Type f32 = builder.getF32Type(), i64 = builder.getI64Type();
+  Type f32 = gb.getBuilder().getF32Type(), i64 = gb.getBuilder().getI64Type();
   unsigned numParams = in.params.size();
   SmallVector<Value> g(in.grads);
   UpdateResults out;
-  // Unscale and check every gradient in one op.
-  if (!in.scalerState.empty()) {
-    Value invScale = gb.create<ReciprocalOp>({in.scalerState[0]});
-    SmallVector<Value> operands{invScale};
-    operands.append(g);
-    SmallVector<Value> results =
-        gb.createAll<MultiTensorUnscaleCheckOp>(operands);
-    if (results.empty())
-      return failure();
-    for (unsigned i = 0; i < numParams; ++i)
-      g[i] = results[i];
-    out.foundInf = results[numParams];
-    out.nonfinite = results[numParams + 1];
-  } else {
-    out.foundInf = gb.scalar(f32, 0.0);
-    auto flagsType = RankedTensorType::get({int64_t(numParams)}, f32);
-    out.nonfinite = builder.create<ConstantOp>(
-        builder.getUnknownLoc(), DenseElementsAttr::get(
-                                     flagsType, builder.getF32FloatAttr(0)));
-  }
+  SmallVector<Value> operands{gb.scalar(f32, 1.0)};
+  operands.append(g);
+  SmallVector<Value> results = gb.createAll<MultiTensorUnscaleCheckOp>(operands);
+  if (results.empty())
+    return failure();
+  for (unsigned i = 0; i < numParams; ++i)
+    g[i] = results[i];
+  out.foundInf = results[numParams];
+  out.nonfinite = results[numParams + 1];
   // Clipping acts on the unscaled gradients.
   if (options.clipGradNorm > 0)
     clipGradNorm(gb, options.clipGradNorm, g);
@@ -464,33 +456,15 @@ static FailureOr<UpdateResults> buildUpdate(GradientBuilder &gb,
     out.params.push_back(updated[0]);
     out.optimizerState.append(updated.begin() + 1, updated.end());
   }
-  buildScaleUpdate(gb, options, mode, in.scalerState, out.foundInf,
-                   out.scalerState);
   out.step = gb.add(in.step, gb.scalar(i64, 1.0));
-
-  // On overflow every state value but the scaler's keeps its input, so the
-  // schedule (a function of `step`) does not advance either.
-  if (mode != LossScaleMode::None) {
-    out.skip = gb.create<GreaterOp>({out.foundInf, gb.scalar(f32, 0.0)});
-    auto keep = [&](Value old, Value &updated) {
-      updated = gb.create<WhereOp>({out.skip, old, updated});
-    };
-    for (unsigned p = 0; p < numParams; ++p)
-      keep(in.params[p], out.params[p]);
-    unsigned s = 0;
-    for (unsigned p = 0; p < numParams; ++p)
-      for (Value old : in.optimizerState[p])
-        keep(old, out.optimizerState[s++]);
-    keep(in.step, out.step);
-  }
   if (gb.hasFailed())
     return failure();
   return out;
 }
 
-/// Replaces the return of `func` with `results` named `names` (name, role).
-static void setResults(func::FuncOp func, ArrayRef<Value> results,
-                       ArrayRef<std::pair<std::string, StringRef>> names) {
+void mlir::amp::training::setResults(
+    func::FuncOp func, ArrayRef<Value> results,
+    ArrayRef<std::pair<std::string, StringRef>> names) {
   MLIRContext *context = func.getContext();
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   OpBuilder builder(ret);
@@ -515,7 +489,6 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
   auto scalarF32 = RankedTensorType::get({}, f32);
   auto scalarI64 = RankedTensorType::get({}, i64);
   SmallVector<StringRef> stateNames = getOptimizerStateNames(options);
-  SmallVector<ScalarState> scalerSpec = getScalerState(options, scaleMode);
   SmallVector<Type> paramTypes;
   for (unsigned i = 0; i < numParams; ++i)
     paramTypes.push_back(step.getArgument(i).getType());
@@ -530,7 +503,7 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
     module.insert(Block::iterator(step), compute);
   }
 
-  // Appends the optimizer, scaler and step arguments at `index`.
+  // Appends the optimizer and step arguments at `index`.
   auto addStateArguments = [&](func::FuncOp func, unsigned index,
                                UpdateInputs &in) {
     in.optimizerState.assign(numParams, {});
@@ -539,10 +512,6 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
         in.optimizerState[p].push_back(insertStateArgument(
             func, index++, paramTypes[p], (entry.name + "." + suffix).str(),
             "optimizer"));
-    for (const ScalarState &spec : scalerSpec)
-      in.scalerState.push_back(insertStateArgument(
-          func, index++, spec.isInteger ? scalarI64 : scalarF32, spec.name,
-          "scaler"));
     in.step = insertStateArgument(func, index++, scalarI64, "step", "step");
     return index;
   };
@@ -567,10 +536,6 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
         results.push_back(out.optimizerState[s++]);
         names.push_back({(entry.name + "." + suffix).str(), "optimizer"});
       }
-    for (auto [k, spec] : llvm::enumerate(scalerSpec)) {
-      results.push_back(out.scalerState[k]);
-      names.push_back({spec.name, "scaler"});
-    }
     results.push_back(out.step);
     names.push_back({"step", "step"});
     results.push_back(out.foundInf);
@@ -594,22 +559,20 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
   // Training-mode Dropout draws its masks from the step number.
   if (failed(lowerTrainingDropouts(step, [&] { return in.step; })))
     return failure();
-  Value seed = in.scalerState.empty() ? gb.scalar(f32, 1.0) : in.scalerState[0];
+  // The seed of the reverse pass: 1, which amp-loss-scale replaces by the
+  // loss scale.
+  Value seed = gb.create<GradientSeedOp>({});
   FailureOr<SmallVector<Value>> grads =
       buildGradients(body, loss, seed, in.params);
   if (failed(grads))
     return failure();
   in.grads = *grads;
-  FailureOr<UpdateResults> out = buildUpdate(gb, options, scaleMode, in);
+  FailureOr<UpdateResults> out = buildUpdate(gb, options, in);
   if (failed(out))
     return failure();
   SmallVector<Value> newBuffers;
-  for (unsigned b = 0; b < numBuffers; ++b) {
-    Value updated = gb.castLike(bufferUpdates[b], bufferArgs[b]);
-    if (out->skip)
-      updated = gb.create<WhereOp>({out->skip, bufferArgs[b], updated});
-    newBuffers.push_back(updated);
-  }
+  for (unsigned b = 0; b < numBuffers; ++b)
+    newBuffers.push_back(gb.castLike(bufferUpdates[b], bufferArgs[b]));
   SmallVector<Value> results{loss};
   SmallVector<std::pair<std::string, StringRef>> names{{"loss", "loss"}};
   updateResults(*out, results, names, newBuffers);
@@ -685,7 +648,7 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
                                               gradName(p), "grad"));
     OpBuilder abuilder(ablock->getTerminator());
     GradientBuilder agb(abuilder, apply.getLoc());
-    FailureOr<UpdateResults> aout = buildUpdate(agb, options, scaleMode, ain);
+    FailureOr<UpdateResults> aout = buildUpdate(agb, options, ain);
     if (failed(aout))
       return failure();
     SmallVector<Value> aresults;
@@ -699,19 +662,12 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
     for (StringRef suffix : stateNames)
       stateInit.push_back({(entry.name + "." + suffix).str(), "optimizer",
                            splat(cast<RankedTensorType>(paramTypes[p]), 0.0)});
-  for (const ScalarState &spec : scalerSpec)
-    stateInit.push_back({spec.name, "scaler",
-                         splat(spec.isInteger ? scalarI64 : scalarF32,
-                               spec.init)});
   stateInit.push_back({"step", "step", splat(scalarI64, 0.0)});
 
-  // Describe the program for drivers (amp-run) and readers.
-  StringRef modeName = scaleMode == LossScaleMode::Dynamic  ? "dynamic"
-                       : scaleMode == LossScaleMode::Static ? "static"
-                                                            : "none";
+  // Describe the program for drivers (amp-run) and readers; amp-loss-scale
+  // updates the mode.
   NamedAttrList info;
-  info.set("loss_scale", StringAttr::get(context, modeName));
-  info.set("loss_scale_min", FloatAttr::get(f32, options.scaleMin));
+  info.set("loss_scale", StringAttr::get(context, "none"));
   module->setAttr(kTrainAttrName, info.getDictionary(context));
   return success();
 }

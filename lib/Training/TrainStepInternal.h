@@ -55,6 +55,14 @@ void buildScaleUpdate(GradientBuilder &gb, const TrainStepOptions &options,
                       LossScaleMode mode, ArrayRef<Value> state, Value foundInf,
                       SmallVectorImpl<Value> &updated);
 
+// TrainStep.cpp
+/// Inserts argument `index` of `func` with `amp.name` and `amp.role`.
+Value insertStateArgument(func::FuncOp func, unsigned index, Type type,
+                          StringRef name, StringRef role);
+/// Replaces the return of `func` with `results` named `names` (name, role).
+void setResults(func::FuncOp func, ArrayRef<Value> results,
+                ArrayRef<std::pair<std::string, StringRef>> names);
+
 // Dropout.cpp
 /// Replaces each training-mode Dropout of `func` by a keep-mask drawn with
 /// `getCounter()` (called once per Dropout) as the generator's counter.

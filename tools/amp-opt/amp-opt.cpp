@@ -22,6 +22,7 @@
 #include "amp/Target/ONNX/ONNXExporter.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
 #include "amp/Transforms/AutocastPolicy.h"
+#include "amp/Training/Passes.h"
 #include "amp/Training/TrainCLOptions.h"
 #include "amp/Training/TrainStep.h"
 #include "amp/Transforms/Passes.h"
@@ -294,6 +295,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerTransformsPasses();
   amp::registerAmpPasses();
+  amp::training::registerAmpTrainingPasses();
   amp::registerAmpConversionPasses();
   amp::registerAmpPipelines();
   amp::registerAutocastCLOptions(/*defaultType=*/"f16");

@@ -90,6 +90,16 @@ LossScaleMode resolveLossScaleMode(const TrainStepOptions &options);
 LogicalResult buildTrainStep(ModuleOp module,
                              const TrainStepOptions &options);
 
+/// Adds loss scaling in `mode` (static or dynamic) to the unscaled training
+/// program in `module`, as the amp-loss-scale pass does: the scaler state
+/// (arguments and results with role "scaler", before "step"), the reverse
+/// pass seeded with the loss scale (instead of amp.gradient_seed),
+/// the unscale by 1/scale in the multi-tensor check, every state update
+/// skipped when it finds an Inf/NaN, and the scale update (LossScale.cpp).
+LogicalResult applyLossScaling(ModuleOp module,
+                               const TrainStepOptions &options,
+                               LossScaleMode mode);
+
 /// Names of the module-level attributes describing the program.
 constexpr llvm::StringLiteral kTrainAttrName = "amp.train";
 constexpr llvm::StringLiteral kRoleAttrName = "amp.role";

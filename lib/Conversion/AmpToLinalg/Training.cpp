@@ -5,6 +5,8 @@
 // non-finiteness into a flag carried by the loop: each gradient is read
 // once. The flags give the per-tensor `nonfinite` vector and `found_inf`.
 //
+// amp.gradient_seed (unscaled) is the constant 1.
+//
 // amp.dropout_mask becomes one linalg.generic whose body runs Philox4x32-10
 // on the element's linear index (see the op's description).
 //
@@ -167,11 +169,25 @@ struct DropoutMaskOpLowering : public OpConversionPattern<DropoutMaskOp> {
   }
 };
 
+/// The unscaled seed: the constant 1.
+struct GradientSeedOpLowering : public OpConversionPattern<GradientSeedOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GradientSeedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = RankedTensorType::get({}, rewriter.getF32Type());
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        op, DenseElementsAttr::get(type, rewriter.getF32FloatAttr(1.0f)));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateTrainingPatterns(TypeConverter &converter,
                               RewritePatternSet &patterns) {
-  patterns.add<MultiTensorUnscaleCheckOpLowering, DropoutMaskOpLowering>(
+  patterns.add<MultiTensorUnscaleCheckOpLowering, DropoutMaskOpLowering,
+               GradientSeedOpLowering>(
       converter, patterns.getContext());
 }
 

@@ -94,3 +94,14 @@ func.func @dropout_mask(%x: tensor<?x3xf16>, %c: tensor<i64>) -> tensor<?x3xi1> 
   %m = amp.dropout_mask %x, %r, %c {stream = 2 : i64, seed = 9 : i64} : (tensor<?x3xf16>, tensor<f32>, tensor<i64>) -> tensor<?x3xi1>
   return %m : tensor<?x3xi1>
 }
+
+// -----
+
+// The unscaled seed of a reverse pass is the constant 1.
+// CHECK-LABEL: func.func @gradient_seed
+// CHECK: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: return %[[ONE]]
+func.func @gradient_seed() -> tensor<f32> {
+  %s = amp.gradient_seed : tensor<f32>
+  return %s : tensor<f32>
+}

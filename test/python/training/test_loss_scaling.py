@@ -577,3 +577,47 @@ def test_lr_schedule_frozen_on_skips(amp_run, mlp, tmp_path):
     assert lr == [clean_lr[t] for t in taken]
     assert int(run.state["step"]) == steps - len(overflows)
     assert int(clean.state["step"]) == steps
+
+
+# --------------------------------------------------------------------------
+# 6. amp-loss-scale as a pass, and no scaling
+# --------------------------------------------------------------------------
+
+
+def test_pass_on_unscaled_program_equals_train(amp_opt, amp_run, mlp, tmp_path):
+    """`amp-opt --train --loss-scale=none` then `amp-opt --amp-loss-scale`
+    trains bit-identically to `amp-opt --train` (dynamic), overflows
+    included; the options of the pass are the --loss-scale-* flags."""
+    steps = 8
+    x, y = make_data(steps, (2, 5), seed=11)
+    none = tmp_path / "none.mlir"
+    scaled = tmp_path / "scaled.mlir"
+    direct = tmp_path / "direct.mlir"
+    for out, flags in [(none, ["--loss-scale=none"]),
+                       (direct, ["--loss-scale-init=1024", "--loss-scale-interval=3",
+                                 "--loss-scale-hysteresis=2"])]:
+        proc = amp_opt.run(mlp, "--train", "--amp-type=f16", "--optimizer=adamw",
+                           *flags, "-o", out)
+        assert proc.returncode == 0, proc.stderr
+    proc = amp_opt.run(none, "--amp-loss-scale=scale=1024 interval=3 hysteresis=2",
+                       "-o", scaled)
+    assert proc.returncode == 0, proc.stderr
+    a = train(amp_run, scaled, tmp_path, x, y, steps, name="pass")
+    b = train(amp_run, direct, tmp_path, x, y, steps, name="direct")
+    assert found_inf(a) == flags_for(steps, (2, 5))
+    assert sorted(a.state) == sorted(b.state)
+    assert_bit_identical(a.state, b.state, sorted(b.state))
+    assert a.log == b.log
+
+
+def test_unscaled_overflow_stops_with_the_parameters(amp_run, mlp, tmp_path):
+    """Without loss scaling a step is never skipped: amp-run stops at the
+    first non-finite gradient and names the parameters."""
+    x, y = make_data(4, (1,), seed=5)
+    run = train(amp_run, mlp, tmp_path, x, y, 4, *F16, "--loss-scale=none",
+                expect_ok=False)
+    assert run.proc.returncode != 0
+    err = run.proc.stderr
+    assert "step 2 produced non-finite gradients in: fc1.weight, fc1.bias, " \
+           "fc2.weight, fc2.bias" in err, err
+    assert "without loss scaling the step is not skipped" in err

@@ -1032,6 +1032,19 @@ def Amp_MultiTensorUnscaleCheckOp : Amp_PureOp<"",
                       Amp_FloatTensor:$nonfinite);
 }
 
+def Amp_GradientSeedOp : Amp_PureOp<"", "gradient_seed", "inferGradientSeed"> {
+  let summary = "The seed of a train step's reverse pass: 1 (rank-0 f32)";
+  let description = [{
+    d(loss)/d(loss) of the reverse pass that the train-step builder appends:
+    the constant 1. amp-loss-scale replaces it by the loss scale, which is
+    how the backward pass gets scaled. It is an op rather than a constant so
+    that constant folding and CSE cannot merge it with the other 1s of the
+    program; backends lower it to the constant 1.
+  }];
+  let results = (outs Amp_FloatTensor:$seed);
+  let assemblyFormat = "attr-dict `:` type($seed)";
+}
+
 def Amp_DropoutMaskOp : Amp_PureOp<"", "dropout_mask", "inferDropoutMask"> {
   let summary = "The keep-mask of a training-mode Dropout (Philox4x32-10)";
   let description = [{

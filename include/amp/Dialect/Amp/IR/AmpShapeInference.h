@@ -238,6 +238,7 @@ LogicalResult inferLSTM(InferenceContext &ctx, StringRef direction,
 LogicalResult inferMultiTensorUnscaleCheck(InferenceContext &ctx,
                                            Types &results);
 LogicalResult inferDropoutMask(InferenceContext &ctx, Types &results);
+LogicalResult inferGradientSeed(InferenceContext &ctx, Types &results);
 
 } // namespace shape
 } // namespace mlir::amp

@@ -40,3 +40,8 @@ LogicalResult shape::inferDropoutMask(InferenceContext &ctx, Types &results) {
       tensorOf(data->getShape(), IntegerType::get(ctx.getContext(), 1)));
   return success();
 }
+
+LogicalResult shape::inferGradientSeed(InferenceContext &ctx, Types &results) {
+  results.push_back(tensorOf({}, Float32Type::get(ctx.getContext())));
+  return success();
+}
