@@ -794,6 +794,7 @@ LogicalResult mlir::amp::execution::trainFromCommandLine(
       stepOptions->splitStep = true;
     AmpAutocastOptions autocast = getAutocastCLOptions();
     stepOptions->frontEnd.runAutocast = !autocast.type.empty();
+    stepOptions->frontEnd.foldConstants = getConstantFoldingCLOption();
     if (autocast.type.empty())
       autocast.type = "f16";
     stepOptions->frontEnd.autocast = autocast;

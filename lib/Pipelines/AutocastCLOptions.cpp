@@ -67,6 +67,11 @@ struct AutocastCLOptions {
   cl::opt<std::string> dot{
       "amp-dot", cl::desc("Write the graph coloured by precision (dot)"),
       cl::value_desc("file"), cl::cat(category)};
+  cl::opt<bool> noConstantFolding{
+      "amp-no-constant-folding",
+      cl::desc("Do not evaluate constant-only ops with the CPU backend "
+               "(amp-fold-constants) before and after autocast"),
+      cl::cat(category)};
 };
 } // namespace
 
@@ -103,4 +108,8 @@ AmpAutocastOptions mlir::amp::getAutocastCLOptions() {
   options.reportFile = clOptions->report;
   options.dotFile = clOptions->dot;
   return options;
+}
+
+bool mlir::amp::getConstantFoldingCLOption() {
+  return !clOptions.isConstructed() || !clOptions->noConstantFolding;
 }

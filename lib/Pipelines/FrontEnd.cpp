@@ -19,10 +19,25 @@ void mlir::amp::buildImportCleanupPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
+static std::function<std::unique_ptr<Pass>()> &constantFolder() {
+  static std::function<std::unique_ptr<Pass>()> factory;
+  return factory;
+}
+
+void mlir::amp::setConstantFolder(
+    std::function<std::unique_ptr<Pass>()> factory) {
+  constantFolder() = std::move(factory);
+}
+
 void mlir::amp::buildFrontEndPipeline(OpPassManager &pm,
                                       const FrontEndOptions &options) {
+  bool fold = options.foldConstants && constantFolder();
   if (options.importCleanup)
     buildImportCleanupPipeline(pm);
+  // Constant math (an attention scale 1/sqrt(d), ...) becomes constants
+  // before autocast decides, so that autocast sees values it can convert.
+  if (fold)
+    pm.addPass(constantFolder()());
   if (!options.runAutocast)
     return;
   pm.addPass(createAmpAutocast(options.autocast));
@@ -30,6 +45,8 @@ void mlir::amp::buildFrontEndPipeline(OpPassManager &pm,
   AmpCastCleanupOptions castCleanup;
   castCleanup.releaseWeights = options.releaseWeights;
   pm.addPass(createAmpCastCleanup(castCleanup));
+  if (fold)
+    pm.addPass(constantFolder()());
 }
 
 namespace {

@@ -17,6 +17,7 @@
 
 #include "amp/Conversion/Passes.h"
 #include "amp/Dialect/Amp/Gradients/GradientModels.h"
+#include "amp/Execution/Passes.h"
 #include "amp/Pipelines/AutocastCLOptions.h"
 #include "amp/Pipelines/Pipelines.h"
 #include "amp/Target/ONNX/ONNXExporter.h"
@@ -37,6 +38,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/TargetSelect.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -218,6 +220,7 @@ static LogicalResult runAmpJob(StringRef inputFilename,
   // The report and dot files are written under temporary names and renamed
   // only when the whole job succeeds.
   amp::FrontEndOptions frontEnd;
+  frontEnd.foldConstants = amp::getConstantFoldingCLOption();
   frontEnd.autocast = amp::getAutocastCLOptions();
   frontEnd.autocast.printSummary = true;
   amp::AmpAutocastOptions &autocastOptions = frontEnd.autocast;
@@ -293,9 +296,14 @@ static LogicalResult runAmpJob(StringRef inputFilename,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // amp-fold-constants evaluates with the JIT.
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
   registerTransformsPasses();
   amp::registerAmpPasses();
   amp::training::registerAmpTrainingPasses();
+  amp::registerAmpExecutionPasses();
+  amp::registerConstantFolding();
   amp::registerAmpConversionPasses();
   amp::registerAmpPipelines();
   amp::registerAutocastCLOptions(/*defaultType=*/"f16");

@@ -14,6 +14,7 @@
 
 #include "amp/Execution/CheckNumerics.h"
 #include "amp/Execution/CpuProgram.h"
+#include "amp/Execution/Passes.h"
 #include "amp/Execution/TrainLoop.h"
 #include "amp/Dialect/Amp/Gradients/GradientModels.h"
 #include "amp/Training/TrainCLOptions.h"
@@ -114,6 +115,7 @@ static cl::opt<std::string>
 static LogicalResult autocastModule(ModuleOp module, bool checkingNumerics) {
   amp::FrontEndOptions options;
   options.importCleanup = false; // loadModel ran it
+  options.foldConstants = amp::getConstantFoldingCLOption();
   options.autocast = amp::getAutocastCLOptions();
   options.autocast.annotate = checkingNumerics;
   options.releaseWeights = !checkingNumerics;
@@ -243,6 +245,7 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTargetAsmPrinter();
   registerPassManagerCLOptions();
   amp::registerAutocastCLOptions(/*defaultType=*/"");
+  amp::registerConstantFolding();
   amp::training::registerTrainCLOptions();
   registerTrainLoopCLOptions();
   cl::HideUnrelatedOptions({&runCategory, &amp::getAutocastCLCategory(),

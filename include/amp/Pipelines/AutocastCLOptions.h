@@ -33,6 +33,10 @@ llvm::cl::OptionCategory &getAutocastCLCategory();
 /// refer to the (static) flag storage.
 AmpAutocastOptions getAutocastCLOptions();
 
+/// Whether the front end folds constants (false with
+/// --amp-no-constant-folding).
+bool getConstantFoldingCLOption();
+
 } // namespace mlir::amp
 
 #endif // AMP_PIPELINES_AUTOCASTCLOPTIONS_H

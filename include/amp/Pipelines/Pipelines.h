@@ -5,8 +5,9 @@
 // compiler that links the library) get the same passes as the tools:
 //
 //   amp-import-cleanup  canonicalize + CSE of an imported graph
-//   amp-front-end       import cleanup -> amp-autocast -> amp-cast-cleanup,
-//                       with amp-autocast's options (type=bf16, ...)
+//   amp-front-end       import cleanup -> [constant folding] -> amp-autocast
+//                       -> amp-cast-cleanup -> [constant folding], with
+//                       amp-autocast's options (type=bf16, ...)
 //   amp-lower-to-llvm   amp -> linalg -> LLVM dialect for the CPU JIT
 //
 // amp-opt, amp-run (and the Python package) build their pipelines through
@@ -21,6 +22,9 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <functional>
+#include <memory>
+
 namespace mlir::amp {
 
 /// Options of the front end: what runs between import and lowering.
@@ -33,7 +37,15 @@ struct FrontEndOptions {
   /// amp-cast-cleanup's release-weights: drop fp32 weights that autocast
   /// replaced (off when the fp32 module is still needed).
   bool releaseWeights = true;
+  /// Run the registered constant folder (setConstantFolder) after the
+  /// import cleanup and after autocast.
+  bool foldConstants = true;
 };
+
+/// The constant folder of the front end: a pass factory that a library
+/// above this one registers (lib/Execution's amp-fold-constants evaluates
+/// with the CPU backend). Without one, only the ops' folders fold.
+void setConstantFolder(std::function<std::unique_ptr<Pass>()> factory);
 
 /// Canonicalize + CSE of an imported graph (no region simplification:
 /// graphs have no control flow between blocks).
