@@ -4,7 +4,9 @@
 
 #include "amp/Dialect/Amp/IR/AmpGradientInterface.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "amp/Training/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -160,3 +162,92 @@ mlir::amp::training::buildGradients(Block &block, Value target, Value seed,
   }
   return result;
 }
+
+//===----------------------------------------------------------------------===//
+// amp-autodiff
+//===----------------------------------------------------------------------===//
+
+namespace mlir::amp::training {
+#define GEN_PASS_DEF_AMPAUTODIFF
+#include "amp/Training/Passes.h.inc"
+} // namespace mlir::amp::training
+
+namespace {
+struct AmpAutodiffPass
+    : public training::impl::AmpAutodiffBase<AmpAutodiffPass> {
+  using AmpAutodiffBase::AmpAutodiffBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>(function);
+    if (!func || func.getBody().empty()) {
+      module.emitError("amp-autodiff: no function @") << function;
+      return signalPassFailure();
+    }
+    std::string name = function + "_grad";
+    if (module.lookupSymbol(name)) {
+      func.emitError("amp-autodiff: @") << name << " already exists";
+      return signalPassFailure();
+    }
+    auto type = func.getNumResults() > 0
+                    ? dyn_cast<RankedTensorType>(func.getResultTypes()[0])
+                    : RankedTensorType();
+    if (!type || !isa<FloatType>(type.getElementType()) ||
+        !type.hasStaticShape() || type.getNumElements() != 1) {
+      func.emitError("amp-autodiff: the first result of @")
+          << function << " must be a scalar float tensor to differentiate";
+      return signalPassFailure();
+    }
+    auto grad = cast<func::FuncOp>(func->clone());
+    grad.setSymName(name);
+    module.insert(std::next(Block::iterator(func)), grad);
+    Block &body = grad.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    SmallVector<Value> wrt;
+    SmallVector<unsigned> wrtIndex;
+    for (BlockArgument arg : grad.getArguments())
+      if (isFloatTensor(arg)) {
+        wrt.push_back(arg);
+        wrtIndex.push_back(arg.getArgNumber());
+      }
+    if (wrt.empty()) {
+      grad.erase();
+      func.emitError("amp-autodiff: @") << function
+                                        << " has no float argument";
+      return signalPassFailure();
+    }
+    Value target = ret.getOperand(0);
+    OpBuilder builder(ret);
+    auto seedType = RankedTensorType::get({}, builder.getF32Type());
+    Value seed = builder.create<ConstantOp>(
+        grad.getLoc(),
+        DenseElementsAttr::get(seedType, builder.getF32FloatAttr(1.0f)));
+    FailureOr<SmallVector<Value>> grads =
+        buildGradients(body, target, seed, wrt);
+    if (failed(grads)) {
+      grad.erase();
+      return signalPassFailure();
+    }
+    SmallVector<Value> results{target};
+    results.append(grads->begin(), grads->end());
+    builder.create<func::ReturnOp>(ret.getLoc(), results);
+    ret.erase();
+    MLIRContext *context = module.getContext();
+    grad.setType(FunctionType::get(context, grad.getArgumentTypes(),
+                                   TypeRange(ValueRange(results))));
+    SmallVector<DictionaryAttr> resultAttrs{func.getResultAttrDict(0)
+                                                ? func.getResultAttrDict(0)
+                                                : DictionaryAttr::get(context)};
+    for (unsigned index : wrtIndex) {
+      auto argName = func.getArgAttrOfType<StringAttr>(index, "amp.name");
+      std::string gradName =
+          (argName ? argName.getValue().str() : "arg" + std::to_string(index)) +
+          ".grad";
+      NamedAttrList attrs;
+      attrs.set("amp.name", StringAttr::get(context, gradName));
+      resultAttrs.push_back(attrs.getDictionary(context));
+    }
+    grad.setAllResultAttrs(resultAttrs);
+  }
+};
+} // namespace

@@ -5,6 +5,24 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AmpAutodiff : Pass<"amp-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Reverse-mode gradient of a function (GradientOpInterface)";
+  let description = [{
+    For the function `function` (default `main`), whose first result is a
+    scalar float (rank 0 or one element), adds
+    `@<function>_grad(same arguments) -> (that result, d result / d arg for
+    every float argument)`. The reverse pass is the one train steps use
+    (lib/Training/Autodiff.cpp): an activity analysis, then each op's rule
+    from GradientOpInterface, seeded with 1. Gradient results are named
+    `<argument name>.grad` (`amp.name`). An active op without a rule is an
+    error naming the op and its node.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"main\"",
+           "The function to differentiate">,
+  ];
+}
+
 def AmpLossScale : Pass<"amp-loss-scale", "::mlir::ModuleOp"> {
   let summary = "Add static or dynamic loss scaling to a training program";
   let description = [{
