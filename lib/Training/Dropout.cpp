@@ -40,22 +40,30 @@ static FailureOr<bool> isTrainingDropout(DropoutOp dropout) {
   return (*values)[0] != 0;
 }
 
-static SmallVector<DropoutOp> getDropouts(func::FuncOp func) {
+/// The training-mode Dropouts of `func`, in order.
+static FailureOr<SmallVector<DropoutOp>> getTrainingDropouts(func::FuncOp func) {
   SmallVector<DropoutOp> dropouts;
-  func.walk([&](DropoutOp op) { dropouts.push_back(op); });
+  WalkResult walk = func.walk([&](DropoutOp op) {
+    FailureOr<bool> training = isTrainingDropout(op);
+    if (failed(training))
+      return WalkResult::interrupt();
+    if (*training)
+      dropouts.push_back(op);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
   return dropouts;
 }
 
 LogicalResult
 mlir::amp::training::lowerTrainingDropouts(func::FuncOp func,
                                            function_ref<Value()> getCounter) {
+  FailureOr<SmallVector<DropoutOp>> dropouts = getTrainingDropouts(func);
+  if (failed(dropouts))
+    return failure();
   int64_t stream = 0;
-  for (DropoutOp dropout : getDropouts(func)) {
-    FailureOr<bool> training = isTrainingDropout(dropout);
-    if (failed(training))
-      return failure();
-    if (!*training)
-      continue;
+  for (DropoutOp dropout : *dropouts) {
     OpBuilder builder(dropout);
     GradientBuilder gb(builder, dropout.getLoc());
     Value x = dropout.getData();
@@ -90,12 +98,10 @@ mlir::amp::training::lowerTrainingDropouts(func::FuncOp func,
 }
 
 LogicalResult mlir::amp::training::makeDropoutsIdentity(func::FuncOp func) {
-  for (DropoutOp dropout : getDropouts(func)) {
-    FailureOr<bool> training = isTrainingDropout(dropout);
-    if (failed(training))
-      return failure();
-    if (!*training)
-      continue;
+  FailureOr<SmallVector<DropoutOp>> dropouts = getTrainingDropouts(func);
+  if (failed(dropouts))
+    return failure();
+  for (DropoutOp dropout : *dropouts) {
     // The mode operand becomes "none"; canonicalization removes the op.
     OpBuilder builder(dropout);
     dropout.getTrainingModeMutable().assign(
