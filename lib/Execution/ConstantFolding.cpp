@@ -127,9 +127,8 @@ struct AmpFoldConstantsPass
     // Compile and run; a group the backend cannot lower stays as it is.
     std::vector<amp_runtime::Tensor> values;
     {
-      ScopedDiagnosticHandler quiet(context, [](Diagnostic &) {
-        return success();
-      });
+      ScopedDiagnosticHandler quiet(context,
+                                    [](Diagnostic &) { return success(); });
       auto program = execution::CpuProgram::compile(*module);
       if (failed(program))
         return;

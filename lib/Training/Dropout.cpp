@@ -41,7 +41,8 @@ static FailureOr<bool> isTrainingDropout(DropoutOp dropout) {
 }
 
 /// The training-mode Dropouts of `func`, in order.
-static FailureOr<SmallVector<DropoutOp>> getTrainingDropouts(func::FuncOp func) {
+static FailureOr<SmallVector<DropoutOp>>
+getTrainingDropouts(func::FuncOp func) {
   SmallVector<DropoutOp> dropouts;
   WalkResult walk = func.walk([&](DropoutOp op) {
     FailureOr<bool> training = isTrainingDropout(op);
@@ -77,10 +78,9 @@ mlir::amp::training::lowerTrainingDropouts(func::FuncOp func,
     NamedAttrList attrs;
     attrs.set("stream", builder.getI64IntegerAttr(stream++));
     if (auto seed = dropout.getSeed())
-      attrs.set("seed", builder.getI64IntegerAttr(
-                            static_cast<int64_t>(*seed)));
-    Value keep = gb.create<DropoutMaskOp>({x, ratio, getCounter()},
-                                          attrs.getAttrs());
+      attrs.set("seed", builder.getI64IntegerAttr(static_cast<int64_t>(*seed)));
+    Value keep =
+        gb.create<DropoutMaskOp>({x, ratio, getCounter()}, attrs.getAttrs());
     // The scale and product in fp32 (fp64 stays fp64), rounded once.
     Type compute = element.isF64() ? element : builder.getF32Type();
     Value r = gb.castTo(ratio, compute);

@@ -101,9 +101,9 @@ std::string RuleEmitter::emitDag(const DagInit *dag, StringRef name) {
                .str();
   } else if (op->isSubClassOf("Scalar")) {
     expectArgs(1);
-    expr = formatv("gb.scalar({0}, {1})", args[0],
-                   op->getValueAsString("value"))
-               .str();
+    expr =
+        formatv("gb.scalar({0}, {1})", args[0], op->getValueAsString("value"))
+            .str();
   } else if (op->isSubClassOf("Scale")) {
     expectArgs(1);
     expr = formatv("gb.mulScalar({0}, {1})", args[0],
@@ -157,8 +157,8 @@ void emitRule(const Record &rule, raw_ostream &os) {
     std::string value =
         emitter.emitDag(cast<DagInit>(grads->getElement(i)), "");
     if (sumToShape)
-      os << formatv("  og[{0}] = gb.sumToShape({1}, op->getOperand({0}));\n",
-                    i, value);
+      os << formatv("  og[{0}] = gb.sumToShape({1}, op->getOperand({0}));\n", i,
+                    value);
     else
       os << formatv("  og[{0}] = {1};\n", i, value);
   }

@@ -17,10 +17,10 @@ using namespace llvm;
 namespace {
 enum class Action { GenGradientRules };
 
-cl::opt<Action> action(
-    cl::desc("Action to perform:"),
-    cl::values(clEnumValN(Action::GenGradientRules, "gen-gradient-rules",
-                          "C++ of the GradientRule records")));
+cl::opt<Action>
+    action(cl::desc("Action to perform:"),
+           cl::values(clEnumValN(Action::GenGradientRules, "gen-gradient-rules",
+                                 "C++ of the GradientRule records")));
 
 bool emit(raw_ostream &os, RecordKeeper &records) {
   switch (action) {
