@@ -18,7 +18,6 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <cmath>
-#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -258,10 +257,6 @@ CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath,
   ExecutionEngineOptions options;
   options.transformer = makeOptimizingTransformer(3, 0, nullptr);
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  // AMP_PERF_JIT=1: name the compiled functions for `perf report` (LLVM's
-  // perf JIT listener; run perf with -k 1 and `perf inject --jit`).
-  if (const char *perf = std::getenv("AMP_PERF_JIT"); perf && *perf == '1')
-    options.enablePerfNotificationListener = true;
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)
     return module.emitError("JIT compilation failed: ")
