@@ -5,11 +5,14 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${AMP_BUILD_DIR:-$ROOT/build}"
 ninja -C "$BUILD" AmpDialectDocGen AmpInterfacesDocGen AmpPassesDocGen \
-  AmpConversionPassesDocGen amp-opt >/dev/null
+  AmpConversionPassesDocGen AmpTrainingPassesDocGen AmpExecutionPassesDocGen \
+  amp-opt >/dev/null
 cp "$BUILD/docs/Dialects/AmpDialect.md" "$ROOT/docs/Dialects/AmpDialect.md"
 cp "$BUILD/docs/Dialects/AmpInterfaces.md" "$ROOT/docs/Dialects/AmpInterfaces.md"
 cp "$BUILD/docs/AmpPasses.md" "$ROOT/docs/Passes.md"
 cp "$BUILD/docs/AmpConversionPasses.md" "$ROOT/docs/ConversionPasses.md"
+cp "$BUILD/docs/AmpTrainingPasses.md" "$ROOT/docs/TrainingPasses.md"
+cp "$BUILD/docs/AmpExecutionPasses.md" "$ROOT/docs/ExecutionPasses.md"
 "$BUILD/bin/amp-opt" --amp-print-default-policy > "$ROOT/docs/default-policy.yaml"
 python3 - "$ROOT" <<'PY'
 import re, sys
