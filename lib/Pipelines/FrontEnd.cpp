@@ -97,6 +97,11 @@ struct FrontEndPipelineOptions
       *this, "release-weights",
       llvm::cl::desc("Drop fp32 weights that autocast replaced"),
       llvm::cl::init(true)};
+  Option<bool> foldConstants{
+      *this, "fold-constants",
+      llvm::cl::desc("Run the registered constant folder (amp-fold-constants) "
+                     "before and after autocast"),
+      llvm::cl::init(true)};
 
   FrontEndOptions toFrontEndOptions() const {
     FrontEndOptions options;
@@ -118,6 +123,7 @@ struct FrontEndPipelineOptions
     a.dotFile = dot;
     a.annotate = annotate;
     options.releaseWeights = releaseWeights;
+    options.foldConstants = foldConstants;
     return options;
   }
 };
