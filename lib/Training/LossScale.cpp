@@ -148,8 +148,9 @@ static LogicalResult scaleStep(func::FuncOp func, MultiTensorUnscaleCheckOp chec
 
   // The scaler state, before `step`.
   Type f32 = Float32Type::get(context), i64 = IntegerType::get(context, 64);
+  SmallVector<ScalarState> specs = getScalerState(options, mode);
   SmallVector<Value> state;
-  for (auto [k, spec] : llvm::enumerate(getScalerState(options, mode)))
+  for (auto [k, spec] : llvm::enumerate(specs))
     state.push_back(insertStateArgument(
         func, stepArg + k, RankedTensorType::get({}, spec.isInteger ? i64 : f32),
         spec.name, "scaler"));
@@ -189,7 +190,7 @@ static LogicalResult scaleStep(func::FuncOp func, MultiTensorUnscaleCheckOp chec
     StringRef role = roleOf(func, i, true), name = nameOf(func, i, true);
     Value value = ret.getOperand(i);
     if (role == "step")
-      for (auto [k, spec] : llvm::enumerate(getScalerState(options, mode))) {
+      for (auto [k, spec] : llvm::enumerate(specs)) {
         results.push_back(newState[k]);
         names.push_back({spec.name, "scaler"});
       }
