@@ -72,7 +72,7 @@ build() {
       -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/build/utils/lit/lit.py" \
       -DPython3_EXECUTABLE="$(command -v "$PYTHON")" >/dev/null
   fi
-  ninja -C "$BUILD" -j "$JOBS" amp-opt amp-run amp-unittests
+  ninja -C "$BUILD" -j "$JOBS" amp-opt amp-run amp-unittests amp-run-gpu
 }
 
 demo() {

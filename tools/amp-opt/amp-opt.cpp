@@ -20,6 +20,7 @@
 #include "amp/Execution/Passes.h"
 #include "amp/Pipelines/AutocastCLOptions.h"
 #include "amp/Pipelines/Pipelines.h"
+#include "amp/Target/CUDA/CudaArtifact.h"
 #include "amp/Target/ONNX/ONNXExporter.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
 #include "amp/Transforms/AutocastPolicy.h"
@@ -43,6 +44,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -168,6 +170,7 @@ static FailureOr<bool> shouldEmitOnnx(StringRef outputFilename,
 /// MLIR or ONNX. Nothing is written unless every step succeeds.
 static LogicalResult runAmpJob(StringRef inputFilename,
                                StringRef outputFilename, bool emitOnnx,
+                               bool emitCuda,
                                DialectRegistry &registry,
                                const MlirOptMainConfig &config) {
   MLIRContext context(registry);
@@ -267,6 +270,17 @@ static LogicalResult runAmpJob(StringRef inputFilename,
       failed(verifyRoundtrip(*module, context)))
     return failure();
 
+  if (emitCuda) {
+    if (outputFilename == "-") {
+      module->emitError("--amp-target=cuda needs a file (-o model.ampgpu)");
+      return finish(failure());
+    }
+    amp::CudaArtifactOptions options = amp::getCudaTargetCLOptions();
+    options.source = llvm::sys::path::filename(inputFilename).str();
+    committed = succeeded(
+        amp::compileToCudaArtifact(*module, outputFilename, options));
+    return finish(success(committed));
+  }
   if (emitOnnx) {
     if (outputFilename == "-") {
       module->emitError("ONNX output needs a file (-o model.onnx)");
@@ -306,10 +320,11 @@ int main(int argc, char **argv) {
   amp::registerConstantFolding();
   amp::registerAmpConversionPasses();
   amp::registerAmpPipelines();
+  amp::registerAmpCudaPipeline();
   amp::registerAutocastCLOptions(/*defaultType=*/"f16");
   amp::training::registerTrainCLOptions();
   DialectRegistry registry;
-  amp::registerAmpCpuDialects(registry);
+  amp::registerAmpCudaDialects(registry); // the CPU ones and the GPU's
   amp::registerAmpGradientModels(registry);
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
@@ -339,14 +354,17 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  if (train && (*emitOnnx || importOnly)) {
-    llvm::errs() << "error: --train writes MLIR (not --amp-import-only or "
-                    "ONNX output)\n";
+  FailureOr<bool> emitCuda = amp::isCudaTargetRequested();
+  if (failed(emitCuda))
+    return 1;
+  if ((train || *emitCuda) && (*emitOnnx || importOnly)) {
+    llvm::errs() << "error: --train and --amp-target=cuda do not combine "
+                    "with --amp-import-only or ONNX output\n";
     return 1;
   }
-  if (amp::isONNXFile(inputFilename) || *emitOnnx || train)
-    return failed(
-        runAmpJob(inputFilename, outputFilename, *emitOnnx, registry, config));
+  if (amp::isONNXFile(inputFilename) || *emitOnnx || train || *emitCuda)
+    return failed(runAmpJob(inputFilename, outputFilename, *emitOnnx,
+                            *emitCuda, registry, config));
 
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> file =

@@ -1,6 +1,6 @@
 //===- Passes.h - amp lowering passes ---------------------------*- C++ -*-===//
 //
-// Every conversion pass (amp -> linalg, linalg -> CPU backend). The
+// Every conversion pass (amp -> linalg, linalg -> CPU and CUDA backends). The
 // pipelines that chain them are in amp/Pipelines/Pipelines.h.
 //
 //===----------------------------------------------------------------------===//
@@ -9,6 +9,7 @@
 #define AMP_CONVERSION_PASSES_H
 
 #include "amp/Conversion/AmpToLinalg/Passes.h"
+#include "amp/Conversion/LinalgToCUDA/Passes.h"
 #include "amp/Conversion/LinalgToCpu/Passes.h"
 
 namespace mlir::amp {
@@ -17,6 +18,7 @@ namespace mlir::amp {
 inline void registerAmpConversionPasses() {
   registerAmpToLinalgPasses();
   registerAmpLinalgToCpuPasses();
+  registerAmpLinalgToCUDAPasses();
 }
 
 } // namespace mlir::amp

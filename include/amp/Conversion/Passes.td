@@ -10,5 +10,6 @@
 
 include "amp/Conversion/AmpToLinalg/Passes.td"
 include "amp/Conversion/LinalgToCpu/Passes.td"
+include "amp/Conversion/LinalgToCUDA/Passes.td"
 
 #endif // AMP_CONVERSION_PASSES_TD

@@ -9,9 +9,11 @@
 //                       -> amp-cast-cleanup -> [constant folding], with
 //                       amp-autocast's options (type=bf16, ...)
 //   amp-lower-to-llvm   amp -> linalg -> LLVM dialect for the CPU JIT
+//   amp-lower-to-cuda   amp -> linalg -> GPU launches (PTX) + host
+//                       schedule, for the CUDA artifact writer
 //
 // amp-opt, amp-run (and the Python package) build their pipelines through
-// these functions; the training and CUDA pipelines plug in here next.
+// these functions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +26,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 
 namespace mlir::amp {
 
@@ -57,6 +60,35 @@ void buildFrontEndPipeline(OpPassManager &pm, const FrontEndOptions &options);
 /// amp -> linalg -> bufferized loops and oneDNN calls -> LLVM dialect, for
 /// the CPU JIT.
 void buildCpuLoweringPipeline(OpPassManager &pm);
+
+/// Options of the CUDA lowering.
+struct CudaLoweringOptions {
+  /// The GPU architecture the PTX is generated for.
+  std::string chip = "sm_90";
+  /// The CUDA toolkit (libdevice for the math functions).
+  std::string toolkitPath;
+  /// Threads per block of the generated kernels.
+  unsigned blockSize = 256;
+};
+
+/// amp -> linalg -> bufferized buffers; linalg ops -> gpu.launch (one
+/// thread per point of the parallel iteration space) or cuBLASLt GEMMs ->
+/// outlined kernels -> NVVM -> PTX in gpu.binary ops. The host function
+/// stays in memref form for lib/Target/CUDA.
+void buildCudaLoweringPipeline(OpPassManager &pm,
+                               const CudaLoweringOptions &options);
+
+/// Registers every dialect, interface and translation the CUDA pipeline
+/// needs (a superset of registerAmpCpuDialects').
+void registerAmpCudaDialects(DialectRegistry &registry);
+
+/// $CUDA_HOME, $CUDA_PATH or $CUDA_ROOT, else /usr/local/cuda.
+std::string findCudaToolkit();
+
+/// Registers amp-lower-to-cuda. It lives in its own library
+/// (AmpCudaPipeline, with the NVPTX back end), which only the tools that
+/// compile for CUDA link.
+void registerAmpCudaPipeline();
 
 /// Registers the pipelines above under their names (see the file comment).
 void registerAmpPipelines();

@@ -1,0 +1,75 @@
+//===- Passes.td - linalg -> CUDA backend passes -----------*- tablegen -*-===//
+
+#ifndef AMP_CONVERSION_LINALGTOCUDA_PASSES_TD
+#define AMP_CONVERSION_LINALGTOCUDA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AmpNarrowGemmOperands : Pass<"amp-narrow-gemm-operands",
+                                 "::mlir::ModuleOp"> {
+  let summary = "Feed fp16/bf16 operands straight to fp32-accumulating GEMMs";
+  let description = [{
+    Runs on tensors, after convert-amp-to-linalg and before elementwise
+    fusion. convert-amp-to-linalg lowers a low-precision GEMM with fp32
+    accumulation as an fp32 `linalg.matmul` (or `matmul_transpose_b`,
+    `batch_matmul`, `batch_matmul_transpose_b`) on operands widened by an
+    elementwise `arith.extf`. Those named ops widen their operands
+    themselves, so the pass passes the fp16/bf16 tensors directly: the
+    results are identical, and the CUDA backend then calls cuBLASLt with
+    fp16/bf16 inputs, fp32 compute and fp32 output (tensor cores) instead of
+    a fp32 GEMM on a widened copy.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def AmpLinalgToGpu : Pass<"amp-linalg-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Map bufferized linalg programs onto GPU launches and "
+                "library GEMMs";
+  let description = [{
+    Runs after bufferization, on programs with static shapes. In every
+    function:
+    - GEMMs that cuBLASLt runs (`linalg.matmul`, `matmul_transpose_b`,
+      `batch_matmul`, `batch_matmul_transpose_b` on f16, bf16, f32 or f64
+      with a unit stride in each operand's last or second-to-last
+      dimension) stay as they are; the CUDA artifact writer turns them into
+      cuBLASLt calls, with transposed views read through the transpose
+      flags. A zero fill of the output just before the GEMM is folded into
+      the GEMM (`amp_cuda.beta = 0`).
+    - Contiguous `memref.copy` ops stay (device-to-device copies); others
+      become `linalg.copy`.
+    - Every other linalg op is generalised, its parallel loops moved in
+      front of its reduction loops, and lowered to an `scf.parallel` nest.
+      Each one becomes one `gpu.launch`: the parallel iteration space is
+      linearised (the innermost dimension fastest, so neighbouring threads
+      touch neighbouring elements), `block-size` threads per block, one
+      thread per point; reduction loops run inside each thread.
+    - Remaining device work (loop nests without parallel dimensions,
+      scalar loads and stores) runs in single-thread launches.
+    - `memref.dealloc` ops are dropped: the artifact's memory plan places
+      buffers by liveness.
+    Dynamic shapes are an error.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "unsigned", /*default=*/"256",
+           "Threads per block of the elementwise and reduction kernels">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
+def AmpNameKernels : Pass<"amp-name-kernels", "::mlir::ModuleOp"> {
+  let summary = "Name outlined kernels after the model ops they compute";
+  let description = [{
+    Runs after gpu-kernel-outlining, which names every kernel after its
+    function (`main_kernel`). Each kernel is renamed after the ONNX node of
+    its launch (`Conv_1_5`: the node name, made a C identifier, and a
+    counter), so profiles (Nsight Systems, `nvidia-smi`), PTX listings and
+    runtime errors point at the model.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+#endif // AMP_CONVERSION_LINALGTOCUDA_PASSES_TD

@@ -1,0 +1,47 @@
+//===- CudaArtifact.h - amp modules -> .ampgpu artifacts --------*- C++ -*-===//
+//
+// `amp-opt --amp-target=cuda` compiles an amp module ahead of time for a
+// GPU machine: the amp-lower-to-cuda pipeline, then this writer, which
+// turns the host function into the artifact's schedule (launches, cuBLASLt
+// GEMMs, copies), plans the device arena by liveness, stores the weights
+// in their storage precision and the kernels as PTX and (through ptxas)
+// cubin. The format is runtime/cuda/include/amp_gpu/Artifact.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_TARGET_CUDA_CUDAARTIFACT_H
+#define AMP_TARGET_CUDA_CUDAARTIFACT_H
+
+#include "amp/Pipelines/Pipelines.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace mlir::amp {
+
+struct CudaArtifactOptions {
+  CudaLoweringOptions lowering;
+  /// The function to compile.
+  std::string entry = "main";
+  /// Compile the PTX to a cubin for `lowering.chip` with the toolkit's
+  /// ptxas (if it is found; the runtime JIT-compiles the PTX otherwise).
+  bool cubin = true;
+  /// Recorded in the artifact.
+  std::string source;
+};
+
+/// Lowers `module` (amp dialect, static shapes) with the CUDA pipeline and
+/// writes the artifact to `path` (atomically). Errors are emitted on the
+/// module or the offending op.
+LogicalResult compileToCudaArtifact(ModuleOp module, StringRef path,
+                                    const CudaArtifactOptions &options);
+
+/// Whether amp-opt's --amp-target=cuda was given, and the --amp-cuda-*
+/// options (defined with the writer, so every tool that links it has them).
+FailureOr<bool> isCudaTargetRequested();
+CudaArtifactOptions getCudaTargetCLOptions();
+
+} // namespace mlir::amp
+
+#endif // AMP_TARGET_CUDA_CUDAARTIFACT_H

@@ -1,0 +1,319 @@
+//===- LinalgToGpu.cpp - bufferized linalg -> gpu.launch + library GEMMs --===//
+//
+// See the pass description in Passes.td. The mapping is deliberately
+// simple and general: one thread per point of an op's parallel iteration
+// space, linearised so that the innermost dimension is the fastest and
+// loads coalesce; reductions run inside the thread in fp32 (the lowering's
+// accumulator type).
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Conversion/LinalgToCUDA/CudaGemm.h"
+#include "amp/Conversion/LinalgToCUDA/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPLINALGTOGPU
+#include "amp/Conversion/LinalgToCUDA/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp;
+
+namespace {
+
+/// The buffer a view is taken from.
+Value rootBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    value = view.getViewSource();
+  }
+  return value;
+}
+
+/// Ops that stay on the host: buffer management, views, constants,
+/// library GEMMs, launches.
+bool isHostOp(Operation *op) {
+  return isa<memref::AllocOp, memref::AllocaOp, memref::GetGlobalOp,
+             ViewLikeOpInterface, arith::ConstantOp, func::ReturnOp,
+             gpu::LaunchOp, memref::CopyOp>(op) ||
+         succeeded(cuda::getCudaGemm(op));
+}
+
+/// Whether `op` writes zeros into all of `out` (linalg.fill, or a
+/// generic/map without inputs yielding a zero constant).
+bool isZeroFillOf(Operation *op, Value out) {
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.getOutputs()[0] == out &&
+           matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || linalgOp.getNumDpsInputs() != 0 ||
+      linalgOp.getNumDpsInits() != 1 || linalgOp.getDpsInits()[0] != out ||
+      linalgOp.getNumReductionLoops() != 0)
+    return false;
+  Block *body = linalgOp.getBlock();
+  if (!body || body->getOperations().size() != 1)
+    return false;
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  return matchPattern(yield.getOperand(0), m_AnyZeroFloat());
+}
+
+/// Folds a zero fill of a GEMM's output into the GEMM (beta = 0) when
+/// nothing in between touches that buffer.
+void foldZeroFill(Operation *gemm, Value out) {
+  Value root = rootBuffer(out);
+  for (Operation *op = gemm->getPrevNode(); op; op = op->getPrevNode()) {
+    if (isZeroFillOf(op, out)) {
+      op->erase();
+      gemm->setAttr(cuda::kBetaAttrName,
+                    FloatAttr::get(Float32Type::get(gemm->getContext()), 0));
+      return;
+    }
+    for (Value operand : op->getOperands())
+      if (isa<MemRefType>(operand.getType()) && rootBuffer(operand) == root)
+        return;
+    if (op->getNumRegions())
+      return;
+  }
+}
+
+class LinalgToGpu : public mlir::amp::impl::AmpLinalgToGpuBase<LinalgToGpu> {
+public:
+  using AmpLinalgToGpuBase::AmpLinalgToGpuBase;
+
+  void runOnOperation() override {
+    getOperation().walk([&](func::FuncOp func) {
+      if (func.isExternal())
+        return;
+      if (failed(convert(func)))
+        signalPassFailure();
+    });
+  }
+
+private:
+  LogicalResult convert(func::FuncOp func);
+  LogicalResult lowerLinalgOp(IRRewriter &rewriter, linalg::LinalgOp op);
+  LogicalResult launchParallel(IRRewriter &rewriter, scf::ParallelOp loop);
+  LogicalResult launchSingleThread(IRRewriter &rewriter,
+                                   ArrayRef<Operation *> ops);
+};
+
+LogicalResult LinalgToGpu::convert(func::FuncOp func) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("the CUDA target needs single-block functions");
+  for (Type type : func.getFunctionType().getInputs())
+    if (auto memref = dyn_cast<MemRefType>(type); memref && !memref.hasStaticShape())
+      return func.emitError("the CUDA target needs static shapes; argument ")
+             << type << " has dynamic dimensions";
+  Block &body = func.getBody().front();
+  IRRewriter rewriter(func.getContext());
+
+  // Buffers are placed by the artifact's memory plan.
+  for (Operation &op : llvm::make_early_inc_range(body))
+    if (isa<memref::DeallocOp>(op))
+      op.erase();
+
+  // GEMMs first: the zero fills they absorb are still linalg ops.
+  SmallVector<Operation *> ops;
+  for (Operation &op : body)
+    if (succeeded(cuda::getCudaGemm(&op)))
+      ops.push_back(&op);
+  for (Operation *gemm : ops)
+    foldZeroFill(gemm, cast<linalg::LinalgOp>(gemm).getDpsInits()[0]);
+  ops.clear();
+  for (Operation &op : body)
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(op);
+        alloc && !alloc.getType().hasStaticShape())
+      return op->emitError("the CUDA target needs static shapes; buffer ")
+             << alloc.getType() << " has dynamic dimensions";
+    if (succeeded(cuda::getCudaGemm(op)))
+      continue;
+    if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+      auto source = cast<MemRefType>(copy.getSource().getType());
+      auto target = cast<MemRefType>(copy.getTarget().getType());
+      if (memref::isStaticShapeAndContiguousRowMajor(source) &&
+          memref::isStaticShapeAndContiguousRowMajor(target))
+        continue;
+      rewriter.setInsertionPoint(copy);
+      auto linalgCopy = rewriter.create<linalg::CopyOp>(
+          copy.getLoc(), copy.getSource(), copy.getTarget());
+      rewriter.eraseOp(copy);
+      op = linalgCopy;
+    }
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+      if (failed(lowerLinalgOp(rewriter, linalgOp)))
+        return failure();
+  }
+
+  // Launches: one per parallel nest; other device work in single-thread
+  // launches of consecutive ops.
+  ops.clear();
+  for (Operation &op : body)
+    ops.push_back(&op);
+  SmallVector<Operation *> group;
+  auto flush = [&]() -> LogicalResult {
+    if (group.empty())
+      return success();
+    LogicalResult result = launchSingleThread(rewriter, group);
+    group.clear();
+    return result;
+  };
+  for (Operation *op : ops) {
+    if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+      if (failed(flush()) || failed(launchParallel(rewriter, loop)))
+        return failure();
+      continue;
+    }
+    if (isHostOp(op)) {
+      if (failed(flush()))
+        return failure();
+      continue;
+    }
+    group.push_back(op);
+  }
+  return flush();
+}
+
+LogicalResult LinalgToGpu::lowerLinalgOp(IRRewriter &rewriter,
+                                         linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics())
+    return op->emitError("the CUDA target expects bufferized linalg ops");
+  rewriter.setInsertionPoint(op);
+  linalg::GenericOp generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic) {
+    FailureOr<linalg::GenericOp> generalized =
+        linalg::generalizeNamedOp(rewriter, op);
+    if (failed(generalized))
+      return op->emitError("cannot generalise this op for the CUDA target");
+    generic = *generalized;
+  }
+  // Parallel loops first, so that they become the launch's threads.
+  SmallVector<unsigned> parallel, reduction;
+  for (auto [i, type] : llvm::enumerate(generic.getIteratorTypesArray()))
+    (type == utils::IteratorType::parallel ? parallel : reduction)
+        .push_back(i);
+  SmallVector<unsigned> order(parallel);
+  order.append(reduction);
+  if (!llvm::equal(order, llvm::seq<unsigned>(0, order.size()))) {
+    rewriter.setInsertionPoint(generic);
+    FailureOr<linalg::GenericOp> interchanged =
+        linalg::interchangeGenericOp(rewriter, generic, order);
+    if (failed(interchanged))
+      return generic->emitError("cannot reorder the loops of this op");
+    generic = *interchanged;
+  }
+  rewriter.setInsertionPoint(generic);
+  if (failed(linalg::linalgOpToParallelLoops(rewriter, generic)))
+    return generic->emitError("cannot lower this op to loops");
+  rewriter.eraseOp(generic);
+  return success();
+}
+
+LogicalResult LinalgToGpu::launchParallel(IRRewriter &rewriter,
+                                          scf::ParallelOp loop) {
+  if (loop.getNumResults())
+    return loop.emitError("the CUDA target does not map reducing loops");
+  SmallVector<int64_t> lower, counts, steps;
+  int64_t total = 1;
+  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(),
+                                       loop.getUpperBound(), loop.getStep())) {
+    std::optional<int64_t> l = getConstantIntValue(lb),
+                           u = getConstantIntValue(ub),
+                           s = getConstantIntValue(step);
+    if (!l || !u || !s || *s <= 0)
+      return loop.emitError("the CUDA target needs static loop bounds "
+                            "(static shapes)");
+    int64_t count = *u > *l ? (*u - *l + *s - 1) / *s : 0;
+    lower.push_back(*l);
+    counts.push_back(count);
+    steps.push_back(*s);
+    total *= count;
+  }
+  if (total == 0) {
+    rewriter.eraseOp(loop);
+    return success();
+  }
+  int64_t threads = std::min<int64_t>(blockSize, (total + 31) / 32 * 32);
+  int64_t blocks = (total + threads - 1) / threads;
+  if (blocks > INT32_MAX)
+    return loop.emitError("iteration space too large for one launch");
+
+  Location loc = loop.getLoc();
+  rewriter.setInsertionPoint(loop);
+  auto constant = [&](int64_t v) -> Value {
+    return rewriter.create<arith::ConstantIndexOp>(loc, v);
+  };
+  Value one = constant(1);
+  auto launch = rewriter.create<gpu::LaunchOp>(loc, constant(blocks), one,
+                                               one, constant(threads), one,
+                                               one);
+  Block &launchBody = launch.getBody().front();
+  rewriter.setInsertionPointToStart(&launchBody);
+  Value linear = rewriter.create<arith::AddIOp>(
+      loc,
+      rewriter.create<arith::MulIOp>(loc, launch.getBlockIds().x,
+                                     constant(threads)),
+      launch.getThreadIds().x);
+  Value inBounds = rewriter.create<arith::CmpIOp>(
+      loc, arith::CmpIPredicate::ult, linear, constant(total));
+  auto guard = rewriter.create<scf::IfOp>(loc, inBounds, false);
+  rewriter.create<gpu::TerminatorOp>(loc);
+
+  rewriter.setInsertionPointToStart(&guard.getThenRegion().front());
+  IRMapping mapping;
+  Value rest = linear;
+  for (int64_t d = static_cast<int64_t>(counts.size()) - 1; d >= 0; --d) {
+    Value index = rest;
+    if (d > 0) {
+      index = rewriter.create<arith::RemUIOp>(loc, rest, constant(counts[d]));
+      rest = rewriter.create<arith::DivUIOp>(loc, rest, constant(counts[d]));
+    }
+    Value iv = index;
+    if (steps[d] != 1)
+      iv = rewriter.create<arith::MulIOp>(loc, iv, constant(steps[d]));
+    if (lower[d] != 0)
+      iv = rewriter.create<arith::AddIOp>(loc, iv, constant(lower[d]));
+    mapping.map(loop.getInductionVars()[d], iv);
+  }
+  for (Operation &op : loop.getBody()->without_terminator())
+    rewriter.clone(op, mapping);
+  rewriter.eraseOp(loop);
+  return success();
+}
+
+LogicalResult LinalgToGpu::launchSingleThread(IRRewriter &rewriter,
+                                              ArrayRef<Operation *> ops) {
+  llvm::SmallPtrSet<Operation *, 8> inGroup(ops.begin(), ops.end());
+  for (Operation *op : ops)
+    for (Operation *user : op->getUsers()) {
+      Operation *ancestor = user;
+      while (ancestor && !inGroup.contains(ancestor))
+        ancestor = ancestor->getParentOp();
+      if (!ancestor)
+        return op->emitError("the CUDA target cannot use a value computed on "
+                             "the device on the host");
+    }
+  Location loc = ops.front()->getLoc();
+  rewriter.setInsertionPoint(ops.front());
+  Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
+  auto launch =
+      rewriter.create<gpu::LaunchOp>(loc, one, one, one, one, one, one);
+  Block &launchBody = launch.getBody().front();
+  rewriter.setInsertionPointToStart(&launchBody);
+  auto terminator = rewriter.create<gpu::TerminatorOp>(loc);
+  for (Operation *op : ops)
+    op->moveBefore(terminator);
+  return success();
+}
+
+} // namespace

@@ -1,0 +1,65 @@
+//===- NameKernels.cpp - outlined kernels named after the model's ops -----===//
+
+#include "amp/Conversion/LinalgToCUDA/Passes.h"
+#include "amp/Conversion/LinalgToCUDA/SourceNames.h"
+
+#include "llvm/ADT/StringSet.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPNAMEKERNELS
+#include "amp/Conversion/LinalgToCUDA/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+
+std::string mlir::amp::cuda::getSourceName(Location loc) {
+  std::string name;
+  loc->walk([&](Location inner) {
+    if (auto named = dyn_cast<NameLoc>(inner)) {
+      name = named.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (name.empty()) {
+    llvm::raw_string_ostream os(name);
+    loc.print(os);
+  }
+  return name;
+}
+
+namespace {
+
+struct NameKernels : public mlir::amp::impl::AmpNameKernelsBase<NameKernels> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = module.getContext();
+    llvm::StringSet<> used;
+    unsigned counter = 0;
+    module.walk([&](gpu::LaunchFuncOp launch) {
+      auto gpuModule =
+          module.lookupSymbol<gpu::GPUModuleOp>(launch.getKernelModuleName());
+      if (!gpuModule)
+        return;
+      auto kernel =
+          gpuModule.lookupSymbol<gpu::GPUFuncOp>(launch.getKernelName());
+      if (!kernel)
+        return;
+      // A C identifier: letters, digits, '_'; a counter keeps it unique.
+      std::string base;
+      for (char c : mlir::amp::cuda::getSourceName(launch.getLoc()))
+        base.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+      if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0])))
+        base = "k_" + base;
+      std::string name;
+      do
+        name = base + "_" + std::to_string(counter++);
+      while (!used.insert(name).second);
+      SymbolTable::setSymbolName(kernel, name);
+      launch.setKernelAttr(SymbolRefAttr::get(
+          context, gpuModule.getName(), {FlatSymbolRefAttr::get(context, name)}));
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,124 @@
+//===- CudaLowering.cpp - amp -> GPU kernels (PTX) + host schedule --------===//
+//
+// The CUDA pipeline shares the CPU pipeline's front half (amp -> linalg,
+// elementwise fusion, bufferization), so both backends compute the same
+// loops. It then maps linalg onto launches (amp-linalg-to-gpu), outlines
+// the kernels and compiles them through NVVM to PTX for `chip`. The host
+// function is left as a list of allocations, views, GEMMs and launches,
+// which lib/Target/CUDA turns into an artifact's schedule.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Conversion/Passes.h"
+#include "amp/Pipelines/Pipelines.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::amp::buildCudaLoweringPipeline(OpPassManager &pm,
+                                          const CudaLoweringOptions &options) {
+  pm.addPass(createConvertAmpToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  // Before fusion, while the widening generics are still separate.
+  pm.addPass(createAmpNarrowGemmOperands());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createAmpFuseElementwise());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
+  bufferization::OneShotBufferizationOptions bufferization;
+  bufferization.bufferizeFunctionBoundaries = true;
+  bufferization.setFunctionBoundaryTypeConversion(
+      bufferization::LayoutMapOption::IdentityLayoutMap);
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+  pm.addPass(createCanonicalizerPass());
+
+  AmpLinalgToGpuOptions mapping;
+  mapping.blockSize = options.blockSize;
+  pm.addPass(createAmpLinalgToGpu(mapping));
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createAmpNameKernels());
+
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = "+ptx80";
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  // Only the kernels are lowered; the host function keeps its memrefs.
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createConvertSCFToCFPass());
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = options.toolkitPath;
+  binary.compilationTarget = "isa"; // PTX; ptxas makes the cubins
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void mlir::amp::registerAmpCudaDialects(DialectRegistry &registry) {
+  registerAmpCpuDialects(registry);
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+}
+
+namespace {
+struct CudaPipelineOptions
+    : public PassPipelineOptions<CudaPipelineOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("GPU architecture (sm_90)"),
+                           llvm::cl::init("sm_90")};
+  Option<std::string> toolkitPath{
+      *this, "toolkit", llvm::cl::desc("CUDA toolkit (libdevice)")};
+  Option<unsigned> blockSize{*this, "block-size",
+                             llvm::cl::desc("Threads per block"),
+                             llvm::cl::init(256)};
+};
+} // namespace
+
+void mlir::amp::registerAmpCudaPipeline() {
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "amp-lower-to-cuda",
+      "Lower an amp module to GPU kernels (PTX) and a host schedule of "
+      "launches and cuBLASLt GEMMs (what amp-opt --amp-target=cuda runs "
+      "before writing the artifact)",
+      [](OpPassManager &pm, const CudaPipelineOptions &options) {
+        CudaLoweringOptions lowering;
+        lowering.chip = options.chip;
+        lowering.toolkitPath = options.toolkitPath.empty()
+                                   ? findCudaToolkit()
+                                   : std::string(options.toolkitPath);
+        lowering.blockSize = options.blockSize;
+        buildCudaLoweringPipeline(pm, lowering);
+      });
+}
+
+std::string mlir::amp::findCudaToolkit() {
+  for (const char *variable : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
+    if (const char *value = std::getenv(variable); value && *value)
+      return value;
+  return "/usr/local/cuda";
+}
