@@ -28,4 +28,17 @@ llvm_config.with_system_environment(["HOME", "PYTHONPATH"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions([ToolSubst("amp-opt", unresolved="fatal"), ToolSubst("amp-tblgen", unresolved="fatal"), "split-file", "not", "FileCheck"], tool_dirs)
+llvm_config.add_tool_substitutions([ToolSubst("amp-opt", unresolved="fatal"), ToolSubst("amp-tblgen", unresolved="fatal"), ToolSubst("amp-run", unresolved="fatal"), ToolSubst("amp-run-gpu", unresolved="ignore"), "split-file", "not", "FileCheck"], tool_dirs)
+
+# The CUDA target: the toolkit (ptxas, libdevice) makes cubins and links
+# math functions; amp-run-gpu is built where the toolkit is; "no-gpu" marks
+# machines where running an artifact must fail cleanly.
+import shutil
+cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+if os.path.exists(os.path.join(cuda_home, "bin", "ptxas")) and os.path.exists(
+        os.path.join(cuda_home, "nvvm", "libdevice", "libdevice.10.bc")):
+    config.available_features.add("cuda-toolkit")
+if os.path.exists(os.path.join(config.amp_tools_dir, "amp-run-gpu")):
+    config.available_features.add("amp-run-gpu")
+if not shutil.which("nvidia-smi") and not os.path.exists("/dev/nvidiactl"):
+    config.available_features.add("no-gpu")

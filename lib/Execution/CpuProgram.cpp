@@ -186,7 +186,8 @@ const CpuFunction *CpuProgram::getFunction(StringRef name) const {
 
 FailureOr<std::unique_ptr<CpuProgram>>
 CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath,
-                    ArrayRef<std::string> entries) {
+                    ArrayRef<std::string> entries,
+                    const std::function<void(OpPassManager &)> &lowering) {
   MLIRContext &context = *module->getContext();
   SmallVector<func::FuncOp> entryFuncs;
   if (entries.empty()) {
@@ -238,7 +239,10 @@ CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath,
   }
 
   PassManager lower(&context);
-  buildCpuLoweringPipeline(lower);
+  if (lowering)
+    lowering(lower);
+  else
+    buildCpuLoweringPipeline(lower);
   if (failed(lower.run(module)))
     return failure();
   if (!dumpLoweredPath.empty()) {

@@ -37,13 +37,7 @@
 
 using namespace mlir;
 
-void mlir::amp::buildCpuLoweringPipeline(OpPassManager &pm) {
-  pm.addPass(createConvertAmpToLinalg());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createAmpFuseElementwise());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-
+void mlir::amp::buildBufferizationPipeline(OpPassManager &pm) {
   // Tensors -> buffers; function arguments and results get identity
   // layouts so that the runtime ABI is plain descriptors.
   pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
@@ -53,6 +47,19 @@ void mlir::amp::buildCpuLoweringPipeline(OpPassManager &pm) {
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::amp::buildCpuLoweringPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertAmpToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createAmpFuseElementwise());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  buildBufferizationPipeline(pm);
+  buildCpuBuffersToLLVMPipeline(pm);
+}
+
+void mlir::amp::buildCpuBuffersToLLVMPipeline(OpPassManager &pm) {
   // Runtime calls before deallocation: folding a convolution's padding
   // copy erases its buffer.
   pm.addPass(createAmpLinalgToRuntimeCalls());

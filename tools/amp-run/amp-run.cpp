@@ -20,6 +20,7 @@
 #include "amp/Training/TrainCLOptions.h"
 #include "amp/Pipelines/AutocastCLOptions.h"
 #include "amp/Pipelines/Pipelines.h"
+#include "amp/Target/CUDA/CudaArtifact.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -319,7 +320,8 @@ int main(int argc, char **argv) {
   std::vector<std::string> entries;
   if (!entryName.empty())
     entries.push_back(entryName);
-  auto program = CpuProgram::compile(**module, dumpLowered, entries);
+  auto program = CpuProgram::compile(**module, dumpLowered, entries,
+                                     amp::getCudaEmulationCLOption());
   if (failed(program))
     return 1;
   std::unique_ptr<CpuProgram> reference;

@@ -18,6 +18,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
 
 namespace llvm {
@@ -26,6 +27,7 @@ class SourceMgr;
 
 namespace mlir {
 class ExecutionEngine;
+class OpPassManager;
 } // namespace mlir
 
 namespace mlir::amp::execution {
@@ -95,9 +97,12 @@ public:
   /// Lowers `module` (in place) with the CPU pipeline and JIT-compiles the
   /// functions `entries` (default: the entry, see findEntry).
   /// `dumpLoweredPath`: also write the LLVM-dialect module there.
+  /// `lowering`: another pipeline to the LLVM dialect (the CUDA lowering's
+  /// CPU emulation) instead of buildCpuLoweringPipeline.
   static FailureOr<std::unique_ptr<CpuProgram>>
   compile(ModuleOp module, StringRef dumpLoweredPath = "",
-          ArrayRef<std::string> entries = {});
+          ArrayRef<std::string> entries = {},
+          const std::function<void(OpPassManager &)> &lowering = {});
 
   /// The first entry function.
   const CpuFunction &getEntry() const { return *functions.front(); }

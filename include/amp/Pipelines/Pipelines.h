@@ -60,6 +60,11 @@ void buildFrontEndPipeline(OpPassManager &pm, const FrontEndOptions &options);
 /// amp -> linalg -> bufferized loops and oneDNN calls -> LLVM dialect, for
 /// the CPU JIT.
 void buildCpuLoweringPipeline(OpPassManager &pm);
+/// Its parts: one-shot bufferization (identity layouts at function
+/// boundaries), shared with the CUDA pipeline; and bufferized linalg ->
+/// oneDNN calls and loops -> LLVM dialect.
+void buildBufferizationPipeline(OpPassManager &pm);
+void buildCpuBuffersToLLVMPipeline(OpPassManager &pm);
 
 /// Options of the CUDA lowering.
 struct CudaLoweringOptions {
@@ -78,6 +83,13 @@ struct CudaLoweringOptions {
 void buildCudaLoweringPipeline(OpPassManager &pm,
                                const CudaLoweringOptions &options);
 
+/// The CUDA lowering's emulation on the CPU: the same front half and
+/// launches (amp-linalg-to-gpu), then each launch as loops over its blocks
+/// and threads (amp-gpu-launches-to-loops) through the CPU back end, so
+/// that the CPU JIT runs what the kernels compute.
+void buildCudaEmulationPipeline(OpPassManager &pm,
+                                const CudaLoweringOptions &options);
+
 /// Registers every dialect, interface and translation the CUDA pipeline
 /// needs (a superset of registerAmpCpuDialects').
 void registerAmpCudaDialects(DialectRegistry &registry);
@@ -85,7 +97,7 @@ void registerAmpCudaDialects(DialectRegistry &registry);
 /// $CUDA_HOME, $CUDA_PATH or $CUDA_ROOT, else /usr/local/cuda.
 std::string findCudaToolkit();
 
-/// Registers amp-lower-to-cuda. It lives in its own library
+/// Registers amp-lower-to-cuda and the upstream GPU passes. It lives in its own library
 /// (AmpCudaPipeline, with the NVPTX back end), which only the tools that
 /// compile for CUDA link.
 void registerAmpCudaPipeline();

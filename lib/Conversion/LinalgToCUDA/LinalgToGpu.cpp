@@ -10,6 +10,7 @@
 
 #include "amp/Conversion/LinalgToCUDA/CudaGemm.h"
 #include "amp/Conversion/LinalgToCUDA/Passes.h"
+#include "amp/Conversion/LinalgToCUDA/Views.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -28,23 +29,13 @@ using namespace mlir::amp;
 
 namespace {
 
-/// The buffer a view is taken from.
-Value rootBuffer(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    value = view.getViewSource();
-  }
-  return value;
-}
-
 /// Ops that stay on the host: buffer management, views, constants,
 /// library GEMMs, launches.
 bool isHostOp(Operation *op) {
   return isa<memref::AllocOp, memref::AllocaOp, memref::GetGlobalOp,
-             ViewLikeOpInterface, arith::ConstantOp, func::ReturnOp,
-             gpu::LaunchOp, memref::CopyOp>(op) ||
+             arith::ConstantOp, func::ReturnOp, gpu::LaunchOp,
+             memref::CopyOp>(op) ||
+         cuda::getViewSource(op) ||
          succeeded(cuda::getCudaGemm(op));
 }
 
@@ -69,7 +60,7 @@ bool isZeroFillOf(Operation *op, Value out) {
 /// Folds a zero fill of a GEMM's output into the GEMM (beta = 0) when
 /// nothing in between touches that buffer.
 void foldZeroFill(Operation *gemm, Value out) {
-  Value root = rootBuffer(out);
+  Value root = cuda::getRootBuffer(out);
   for (Operation *op = gemm->getPrevNode(); op; op = op->getPrevNode()) {
     if (isZeroFillOf(op, out)) {
       op->erase();
@@ -78,7 +69,7 @@ void foldZeroFill(Operation *gemm, Value out) {
       return;
     }
     for (Value operand : op->getOperands())
-      if (isa<MemRefType>(operand.getType()) && rootBuffer(operand) == root)
+      if (isa<MemRefType>(operand.getType()) && cuda::getRootBuffer(operand) == root)
         return;
     if (op->getNumRegions())
       return;

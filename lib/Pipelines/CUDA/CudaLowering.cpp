@@ -17,8 +17,6 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
-#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
-#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -30,9 +28,11 @@
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace mlir::amp;
 
-void mlir::amp::buildCudaLoweringPipeline(OpPassManager &pm,
-                                          const CudaLoweringOptions &options) {
+/// amp -> linalg -> buffers -> launches and library GEMMs.
+static void buildCudaLaunchPipeline(OpPassManager &pm,
+                                    const CudaLoweringOptions &options) {
   pm.addPass(createConvertAmpToLinalg());
   pm.addPass(createCanonicalizerPass());
   // Before fusion, while the widening generics are still separate.
@@ -41,18 +41,23 @@ void mlir::amp::buildCudaLoweringPipeline(OpPassManager &pm,
   pm.addPass(createAmpFuseElementwise());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-
-  pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
-  bufferization::OneShotBufferizationOptions bufferization;
-  bufferization.bufferizeFunctionBoundaries = true;
-  bufferization.setFunctionBoundaryTypeConversion(
-      bufferization::LayoutMapOption::IdentityLayoutMap);
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
-  pm.addPass(createCanonicalizerPass());
-
+  buildBufferizationPipeline(pm);
   AmpLinalgToGpuOptions mapping;
   mapping.blockSize = options.blockSize;
   pm.addPass(createAmpLinalgToGpu(mapping));
+}
+
+void mlir::amp::buildCudaEmulationPipeline(
+    OpPassManager &pm, const CudaLoweringOptions &options) {
+  buildCudaLaunchPipeline(pm, options);
+  pm.addPass(createAmpGpuLaunchesToLoops());
+  pm.addPass(createCanonicalizerPass());
+  buildCpuBuffersToLLVMPipeline(pm);
+}
+
+void mlir::amp::buildCudaLoweringPipeline(OpPassManager &pm,
+                                          const CudaLoweringOptions &options) {
+  buildCudaLaunchPipeline(pm, options);
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createAmpNameKernels());
 
@@ -100,6 +105,9 @@ struct CudaPipelineOptions
 } // namespace
 
 void mlir::amp::registerAmpCudaPipeline() {
+  // The upstream GPU passes the pipeline uses (outlining, NVVM target,
+  // serialisation), for textual pipelines and tests.
+  registerGPUPasses();
   PassPipelineRegistration<CudaPipelineOptions>(
       "amp-lower-to-cuda",
       "Lower an amp module to GPU kernels (PTX) and a host schedule of "

@@ -14,6 +14,7 @@
 #include "amp/Target/CUDA/CudaArtifact.h"
 #include "amp/Conversion/LinalgToCUDA/CudaGemm.h"
 #include "amp/Conversion/LinalgToCUDA/SourceNames.h"
+#include "amp/Conversion/LinalgToCUDA/Views.h"
 #include "amp_gpu/Artifact.h"
 #include "amp_gpu/MemoryPlanner.h"
 
@@ -61,17 +62,6 @@ std::optional<gpuformat::DType> toDType(Type type) {
   }
 }
 
-/// The buffer a view is taken from.
-Value rootBuffer(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    value = view.getViewSource();
-  }
-  return value;
-}
-
 /// The bytes of a constant global's value, one byte per i1.
 FailureOr<std::string> constantBytes(memref::GlobalOp global) {
   auto initial = global.getInitialValue();
@@ -112,8 +102,11 @@ FailureOr<std::string> constantBytes(memref::GlobalOp global) {
 class ScheduleBuilder {
 public:
   ScheduleBuilder(ModuleOp module, func::FuncOp entry,
-                  const CudaArtifactOptions &options)
-      : module(module), entry(entry), options(options) {}
+                  const CudaArtifactOptions &options,
+                  std::vector<std::string> inputNames,
+                  std::vector<std::string> outputNames)
+      : module(module), entry(entry), options(options),
+        inputNames(std::move(inputNames)), outputNames(std::move(outputNames)) {}
 
   LogicalResult build(gpuformat::Artifact &artifact);
 
@@ -141,6 +134,7 @@ private:
   ModuleOp module;
   func::FuncOp entry;
   const CudaArtifactOptions &options;
+  std::vector<std::string> inputNames, outputNames;
   gpuformat::Artifact *artifact = nullptr;
   DenseMap<Value, uint32_t> buffers;
   std::map<std::string, uint32_t> weightBuffers; // by global name
@@ -206,7 +200,7 @@ FailureOr<uint32_t> ScheduleBuilder::bufferOf(Operation *user, Value root) {
 
 FailureOr<gpuformat::BufferRef>
 ScheduleBuilder::refOf(Operation *user, Value view, int64_t elementOffset) {
-  FailureOr<uint32_t> buffer = bufferOf(user, rootBuffer(view));
+  FailureOr<uint32_t> buffer = bufferOf(user, cuda::getRootBuffer(view));
   if (failed(buffer))
     return failure();
   uint64_t element = gpuformat::dtypeSize(
@@ -416,12 +410,6 @@ LogicalResult ScheduleBuilder::build(gpuformat::Artifact &result) {
   artifact = &result;
   if (failed(addModules()))
     return failure();
-  auto name = [](DictionaryAttr attrs, unsigned i, StringRef fallback) {
-    if (attrs)
-      if (auto n = attrs.getAs<StringAttr>("amp.name"))
-        return n.str();
-    return (fallback + Twine(i)).str();
-  };
   for (BlockArgument argument : entry.getArguments()) {
     auto type = dyn_cast<MemRefType>(argument.getType());
     if (!type || !type.getLayout().isIdentity())
@@ -432,8 +420,9 @@ LogicalResult ScheduleBuilder::build(gpuformat::Artifact &result) {
       return failure();
     wholeProgram[*buffer] = true;
     gpuformat::TensorSignature sig;
-    sig.name = name(entry.getArgAttrDict(argument.getArgNumber()),
-                    argument.getArgNumber(), "input_");
+    if (argument.getArgNumber() >= inputNames.size())
+      return entry.emitError("the lowering changed the entry's inputs");
+    sig.name = inputNames[argument.getArgNumber()];
     sig.dtype = *toDType(type.getElementType());
     sig.shape.assign(type.getShape().begin(), type.getShape().end());
     sig.ref = {*buffer, 0};
@@ -442,7 +431,7 @@ LogicalResult ScheduleBuilder::build(gpuformat::Artifact &result) {
   for (Operation &op : entry.getBody().front()) {
     if (isa<memref::AllocOp, memref::AllocaOp, memref::GetGlobalOp,
             arith::ConstantOp>(op) ||
-        isa<ViewLikeOpInterface>(op))
+        cuda::getViewSource(&op))
       continue;
     if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
       if (failed(addLaunch(launch)))
@@ -476,7 +465,9 @@ LogicalResult ScheduleBuilder::build(gpuformat::Artifact &result) {
           return failure();
         wholeProgram[ref->buffer] = true;
         gpuformat::TensorSignature sig;
-        sig.name = name(entry.getResultAttrDict(i), i, "output_");
+        if (i >= outputNames.size())
+          return ret.emitError("the lowering changed the entry's results");
+        sig.name = outputNames[i];
         sig.dtype = *toDType(type.getElementType());
         sig.shape.assign(type.getShape().begin(), type.getShape().end());
         sig.ref = *ref;
@@ -524,15 +515,36 @@ LogicalResult mlir::amp::compileToCudaArtifact(
   if (!entry)
     return module.emitError("no function @") << options.entry
                                              << " to compile for CUDA";
+  // The signature's names (`amp.name`), before the lowering rewrites it.
+  auto names = [](unsigned count, auto getAttrs, StringRef fallback) {
+    std::vector<std::string> result;
+    for (unsigned i = 0; i < count; ++i) {
+      DictionaryAttr attrs = getAttrs(i);
+      auto name = attrs ? attrs.template getAs<StringAttr>("amp.name")
+                        : StringAttr();
+      result.push_back(name ? name.str() : (fallback + Twine(i)).str());
+    }
+    return result;
+  };
+  std::vector<std::string> inputNames = names(
+      entry.getNumArguments(),
+      [&](unsigned i) { return entry.getArgAttrDict(i); }, "input_");
+  std::vector<std::string> outputNames = names(
+      entry.getNumResults(),
+      [&](unsigned i) { return entry.getResultAttrDict(i); }, "output_");
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   buildCudaLoweringPipeline(pm, options.lowering);
   if (failed(pm.run(module)))
     return failure();
   entry = module.lookupSymbol<func::FuncOp>(options.entry);
+  if (!entry)
+    return module.emitError("the lowering removed @") << options.entry;
   gpuformat::Artifact artifact;
   artifact.producer = "amp-opt";
   artifact.source = options.source;
-  if (failed(ScheduleBuilder(module, entry, options).build(artifact)))
+  if (failed(ScheduleBuilder(module, entry, options, std::move(inputNames),
+                             std::move(outputNames))
+                 .build(artifact)))
     return failure();
   std::string error;
   if (!gpuformat::writeArtifact(path.str(), artifact, error))

@@ -32,6 +32,23 @@ static cl::opt<bool> noCubin(
     cl::desc("Store only PTX (the runtime JIT-compiles it on load)"),
     cl::init(false), cl::cat(cudaCategory));
 
+static cl::opt<bool> emulate(
+    "amp-cuda-emulate",
+    cl::desc("amp-run: run the CUDA lowering's kernels as CPU loops (each "
+             "launch's blocks and threads), to test the CUDA backend on a "
+             "machine without a GPU"),
+    cl::init(false), cl::cat(cudaCategory));
+
+std::function<void(mlir::OpPassManager &)>
+mlir::amp::getCudaEmulationCLOption() {
+  if (!emulate)
+    return {};
+  CudaLoweringOptions options = getCudaTargetCLOptions().lowering;
+  return [options](OpPassManager &pm) {
+    buildCudaEmulationPipeline(pm, options);
+  };
+}
+
 mlir::FailureOr<bool> mlir::amp::isCudaTargetRequested() {
   if (target != "cpu" && target != "cuda") {
     errs() << "error: unknown --amp-target '" << target

@@ -72,4 +72,20 @@ def AmpNameKernels : Pass<"amp-name-kernels", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def AmpGpuLaunchesToLoops : Pass<"amp-gpu-launches-to-loops",
+                                 "::mlir::ModuleOp"> {
+  let summary = "Emulate the CUDA lowering on the CPU: launches become loops";
+  let description = [{
+    Runs after amp-linalg-to-gpu, instead of kernel outlining. Every
+    `gpu.launch` becomes `scf.for` loops over its blocks and threads with
+    its body inlined, and the zero fill folded into a GEMM (`amp_cuda.beta
+    = 0`) is put back. The CPU back end then runs exactly the loops the GPU
+    kernels would run, so the CUDA mapping is tested against the CPU path
+    on machines without a GPU (`amp-run --amp-cuda-emulate`).
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
 #endif // AMP_CONVERSION_LINALGTOCUDA_PASSES_TD

@@ -16,6 +16,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <functional>
 #include <string>
 
 namespace mlir::amp {
@@ -41,6 +42,9 @@ LogicalResult compileToCudaArtifact(ModuleOp module, StringRef path,
 /// options (defined with the writer, so every tool that links it has them).
 FailureOr<bool> isCudaTargetRequested();
 CudaArtifactOptions getCudaTargetCLOptions();
+/// With --amp-cuda-emulate, the CUDA emulation pipeline for the CPU JIT
+/// (see buildCudaEmulationPipeline); else an empty function.
+std::function<void(OpPassManager &)> getCudaEmulationCLOption();
 
 } // namespace mlir::amp
 

@@ -1,0 +1,25 @@
+// RUN: amp-opt %s -amp-linalg-to-gpu -gpu-kernel-outlining -amp-name-kernels | FileCheck %s
+// Outlined kernels are named after the ONNX node of their launch (a C
+// identifier plus a counter).
+
+// CHECK: gpu.launch_func @ops_kernel::@Conv_1_0
+// CHECK: gpu.launch_func @ops_kernel_0::@k_7_weird_name__1
+// CHECK: gpu.func @Conv_1_0
+// CHECK: gpu.func @k_7_weird_name__1
+func.func @ops(%x: memref<8xf32>, %y: memref<8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%y : memref<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  } loc("Conv_1")
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%y : memref<8xf32>) outs(%x : memref<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.sqrt %in : f32
+    linalg.yield %e : f32
+  } loc("7/weird.name!")
+  return
+}
