@@ -36,7 +36,7 @@ static void buildCudaLaunchPipeline(OpPassManager &pm,
   pm.addPass(createConvertAmpToLinalg());
   pm.addPass(createCanonicalizerPass());
   // Before fusion, while the widening generics are still separate.
-  pm.addPass(createAmpNarrowGemmOperands());
+  pm.addPass(createAmpPrepareCudaGemms());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAmpFuseElementwise());
   pm.addPass(createCanonicalizerPass());

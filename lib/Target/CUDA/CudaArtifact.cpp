@@ -15,6 +15,7 @@
 #include "amp/Conversion/LinalgToCUDA/CudaGemm.h"
 #include "amp/Conversion/LinalgToCUDA/SourceNames.h"
 #include "amp/Conversion/LinalgToCUDA/Views.h"
+#include "amp/Runtime/FloatConversion.h"
 #include "amp_gpu/Artifact.h"
 #include "amp_gpu/MemoryPlanner.h"
 
@@ -27,12 +28,14 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -97,6 +100,33 @@ FailureOr<std::string> constantBytes(memref::GlobalOp global) {
     return std::string(data.data(), data.size());
   }
   return failure();
+}
+
+/// Float weights big enough to matter for the file size.
+bool isRandomizable(gpuformat::DType dtype, MemRefType type) {
+  using gpuformat::DType;
+  return (dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16) &&
+         type.getNumElements() >= 4096;
+}
+
+double rootMeanSquare(const std::string &bytes, gpuformat::DType dtype) {
+  size_t width = gpuformat::dtypeSize(dtype), count = bytes.size() / width;
+  double sum = 0;
+  for (size_t i = 0; i < count; ++i) {
+    float value;
+    if (dtype == gpuformat::DType::F32) {
+      std::memcpy(&value, bytes.data() + 4 * i, 4);
+    } else {
+      uint16_t bits;
+      std::memcpy(&bits, bytes.data() + 2 * i, 2);
+      value = dtype == gpuformat::DType::F16
+                  ? amp_runtime::halfBitsToFloat(bits)
+                  : amp_runtime::bfloat16BitsToFloat(bits);
+    }
+    if (std::isfinite(value))
+      sum += double(value) * value;
+  }
+  return count ? std::sqrt(sum / count) : 0;
 }
 
 class ScheduleBuilder {
@@ -171,8 +201,23 @@ FailureOr<uint32_t> ScheduleBuilder::bufferOf(Operation *user, Value root) {
       if (failed(bytes) || bytes->size() != buffer.size)
         return global.emitError("the CUDA target cannot store the value of "
                                 "this constant");
-      buffer.kind = gpuformat::BufferKind::Weight;
       buffer.name = global.getSymName().str();
+      if (options.randomWeights && isRandomizable(*dtype, type)) {
+        // Same variance as the real values: activations keep their range.
+        buffer.kind = gpuformat::BufferKind::Random;
+        buffer.dtype = *dtype;
+        buffer.scale = float(std::sqrt(3.0) * rootMeanSquare(*bytes, *dtype));
+        buffer.seed = llvm::hash_value(buffer.name);
+        weightBuffers[buffer.name] = artifact->buffers.size();
+        uint32_t id = artifact->buffers.size();
+        artifact->buffers.push_back(buffer);
+        ranges.push_back({buffer.size, 0, 0});
+        touched.push_back(false);
+        wholeProgram.push_back(false);
+        buffers[root] = id;
+        return id;
+      }
+      buffer.kind = gpuformat::BufferKind::Weight;
       std::string &blob = artifact->weights;
       blob.append((gpuformat::kAlignment - blob.size() % gpuformat::kAlignment) %
                       gpuformat::kAlignment,

@@ -32,6 +32,12 @@ static cl::opt<bool> noCubin(
     cl::desc("Store only PTX (the runtime JIT-compiles it on load)"),
     cl::init(false), cl::cat(cudaCategory));
 
+static cl::opt<bool> randomWeights(
+    "amp-cuda-random-weights",
+    cl::desc("Leave float weights (>= 4096 elements) out of the artifact; "
+             "the runtime generates seeded random values with the same "
+             "RMS when loading (small files for benchmarks)"),
+    cl::init(false), cl::cat(cudaCategory));
 static cl::opt<bool> emulate(
     "amp-cuda-emulate",
     cl::desc("amp-run: run the CUDA lowering's kernels as CPU loops (each "
@@ -66,5 +72,6 @@ mlir::amp::CudaArtifactOptions mlir::amp::getCudaTargetCLOptions() {
   options.lowering.blockSize = blockSize;
   options.entry = entry;
   options.cubin = !noCubin;
+  options.randomWeights = randomWeights;
   return options;
 }

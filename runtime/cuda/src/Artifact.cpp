@@ -217,6 +217,9 @@ std::string encodeSection(const Artifact &a, uint32_t kind) {
       w.u64(b.size);
       w.u64(b.offset);
       w.str(b.name);
+      w.u32(static_cast<uint32_t>(b.dtype));
+      w.f32(b.scale);
+      w.u64(b.seed);
     }
     break;
   case kSignature:
@@ -311,12 +314,15 @@ bool decodeSection(const char *data, size_t size, uint32_t kind, Artifact &a,
     a.arenaSize = r.u64();
     break;
   case kBuffers:
-    a.buffers.resize(r.count(4 + 8 + 8 + 8));
+    a.buffers.resize(r.count(4 + 8 + 8 + 8 + 4 + 4 + 8));
     for (Buffer &b : a.buffers) {
       b.kind = static_cast<BufferKind>(r.u32());
       b.size = r.u64();
       b.offset = r.u64();
       b.name = r.str();
+      b.dtype = static_cast<DType>(r.u32());
+      b.scale = r.f32();
+      b.seed = r.u64();
     }
     break;
   case kSignature:
@@ -599,6 +605,15 @@ struct Checker {
   bool run() {
     for (size_t i = 0; i < a.buffers.size(); ++i) {
       const Buffer &b = a.buffers[i];
+      if (b.kind == BufferKind::Random) {
+        if (b.dtype != DType::F32 && b.dtype != DType::F16 &&
+            b.dtype != DType::BF16)
+          return fail("buffer " + std::to_string(i) +
+                      ": random weights must be f32, f16 or bf16");
+        if (b.size % dtypeSize(b.dtype) || !(b.scale >= 0))
+          return fail("buffer " + std::to_string(i) + ": bad random weight");
+        continue;
+      }
       uint64_t limit =
           b.kind == BufferKind::Arena ? a.arenaSize : a.weights.size();
       if (b.kind != BufferKind::Arena && b.kind != BufferKind::Weight)
@@ -714,16 +729,24 @@ std::string describeArtifact(const Artifact &a) {
   os << "amp GPU artifact v" << kFormatVersion << " (" << a.producer << ")\n";
   if (!a.source.empty())
     os << "source: " << a.source << "\n";
-  uint64_t weights = 0;
-  size_t weightCount = 0;
-  for (const Buffer &b : a.buffers)
+  uint64_t weights = 0, random = 0;
+  size_t weightCount = 0, randomCount = 0;
+  for (const Buffer &b : a.buffers) {
     if (b.kind == BufferKind::Weight) {
       weights += b.size;
       ++weightCount;
+    } else if (b.kind == BufferKind::Random) {
+      random += b.size;
+      ++randomCount;
     }
+  }
   os << "arena: " << a.arenaSize << " bytes in "
-     << a.buffers.size() - weightCount << " buffers; weights: " << weights
-     << " bytes in " << weightCount << " buffers\n";
+     << a.buffers.size() - weightCount - randomCount
+     << " buffers; weights: " << weights << " bytes in " << weightCount
+     << " buffers\n";
+  if (randomCount)
+    os << "random weights (generated when loaded): " << random
+       << " bytes in " << randomCount << " buffers\n";
   for (const TensorSignature &t : a.inputs)
     os << "input '" << t.name << "': " << dtypeName(t.dtype)
        << shapeString(t.shape) << " at " << refString(a, t.ref) << "\n";

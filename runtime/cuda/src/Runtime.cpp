@@ -8,12 +8,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/Runtime/FloatConversion.h"
 #include "amp_gpu/Artifact.h"
 #include "amp_gpu/amp_gpu.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -94,7 +96,8 @@ cudaDataType_t cudaType(DType type) {
 struct AmpProgram {
   AmpContext *context = nullptr;
   Artifact artifact;
-  char *arena = nullptr, *weights = nullptr;
+  char *arena = nullptr, *weights = nullptr, *random = nullptr;
+  std::vector<char *> bases; // each buffer's device address
   std::vector<cudaLibrary_t> libraries;
   std::vector<cudaKernel_t> kernels;
   std::vector<KernelCall> kernelCalls;
@@ -104,12 +107,11 @@ struct AmpProgram {
   cudaGraphExec_t graph = nullptr;
 
   char *address(const BufferRef &ref) const {
-    const Buffer &b = artifact.buffers[ref.buffer];
-    char *base = b.kind == BufferKind::Arena ? arena : weights;
-    return base + b.offset + ref.byteOffset;
+    return bases[ref.buffer] + ref.byteOffset;
   }
   ~AmpProgram();
   bool load();
+  bool loadRandomWeights();
   bool loadModules();
   bool prepareKernel(const Step &step);
   bool prepareGemm(const Step &step);
@@ -130,6 +132,51 @@ AmpProgram::~AmpProgram() {
       cudaLibraryUnload(library);
   cudaFree(arena);
   cudaFree(weights);
+  cudaFree(random);
+}
+
+/// Seeded uniform values for the weights left out of the file (SplitMix64;
+/// fp16/bf16 rounded to nearest even).
+bool AmpProgram::loadRandomWeights() {
+  uint64_t total = 0;
+  std::vector<uint64_t> offsets(artifact.buffers.size(), 0);
+  for (size_t i = 0; i < artifact.buffers.size(); ++i)
+    if (artifact.buffers[i].kind == BufferKind::Random) {
+      offsets[i] = total;
+      total += (artifact.buffers[i].size + kAlignment - 1) / kAlignment *
+               kAlignment;
+    }
+  if (!total)
+    return true;
+  if (!cudaOk(cudaMalloc(&random, total), "allocating the random weights"))
+    return false;
+  std::vector<char> host(total);
+  for (size_t i = 0; i < artifact.buffers.size(); ++i) {
+    const Buffer &b = artifact.buffers[i];
+    if (b.kind != BufferKind::Random)
+      continue;
+    uint64_t state = b.seed;
+    uint64_t count = b.size / dtypeSize(b.dtype);
+    char *out = host.data() + offsets[i];
+    for (uint64_t j = 0; j < count; ++j) {
+      uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      z ^= z >> 31;
+      float value = (float(z >> 40) / float(1 << 24) * 2 - 1) * b.scale;
+      if (b.dtype == DType::F32) {
+        std::memcpy(out + 4 * j, &value, 4);
+      } else {
+        uint16_t bits = b.dtype == DType::F16
+                            ? amp_runtime::floatToHalfBits(value)
+                            : amp_runtime::floatToBFloat16Bits(value);
+        std::memcpy(out + 2 * j, &bits, 2);
+      }
+    }
+    bases[i] = random + offsets[i];
+  }
+  return cudaOk(cudaMemcpy(random, host.data(), total, cudaMemcpyHostToDevice),
+                "uploading the random weights");
 }
 
 bool AmpProgram::loadModules() {
@@ -225,7 +272,7 @@ bool AmpProgram::prepareGemm(const Step &step) {
   auto layout = [&](cublasLtMatrixLayout_t &out, DType type, int64_t rows,
                     int64_t cols, int64_t ld, int64_t stride) {
     int32_t batch = int32_t(g.batch);
-    int64_t strideBytes = stride;
+    int64_t strideElements = stride;
     return cublasOk(cublasLtMatrixLayoutCreate(&out, cudaType(type), rows,
                                                cols, ld),
                     what + " layout") &&
@@ -235,7 +282,7 @@ bool AmpProgram::prepareGemm(const Step &step) {
                     what) &&
            cublasOk(cublasLtMatrixLayoutSetAttribute(
                         out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                        &strideBytes, sizeof(strideBytes)),
+                        &strideElements, sizeof(strideElements)),
                     what);
   };
   // Column-major shapes of the stored matrices.
@@ -290,7 +337,15 @@ bool AmpProgram::load() {
                           artifact.weights.size(), cudaMemcpyHostToDevice),
                "uploading the weights")))
     return false;
-  if (!loadModules())
+  bases.assign(artifact.buffers.size(), nullptr);
+  for (size_t i = 0; i < artifact.buffers.size(); ++i) {
+    const Buffer &b = artifact.buffers[i];
+    if (b.kind == BufferKind::Arena)
+      bases[i] = arena + b.offset;
+    else if (b.kind == BufferKind::Weight)
+      bases[i] = weights + b.offset;
+  }
+  if (!loadRandomWeights() || !loadModules())
     return false;
   for (const Step &step : artifact.steps) {
     bool ok = true;

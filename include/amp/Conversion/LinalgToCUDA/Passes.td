@@ -5,21 +5,27 @@
 
 include "mlir/Pass/PassBase.td"
 
-def AmpNarrowGemmOperands : Pass<"amp-narrow-gemm-operands",
-                                 "::mlir::ModuleOp"> {
-  let summary = "Feed fp16/bf16 operands straight to fp32-accumulating GEMMs";
+def AmpPrepareCudaGemms : Pass<"amp-prepare-cuda-gemms", "::mlir::ModuleOp"> {
+  let summary = "Shape GEMMs on tensors the way cuBLASLt runs them";
   let description = [{
     Runs on tensors, after convert-amp-to-linalg and before elementwise
-    fusion. convert-amp-to-linalg lowers a low-precision GEMM with fp32
-    accumulation as an fp32 `linalg.matmul` (or `matmul_transpose_b`,
-    `batch_matmul`, `batch_matmul_transpose_b`) on operands widened by an
-    elementwise `arith.extf`. Those named ops widen their operands
-    themselves, so the pass passes the fp16/bf16 tensors directly: the
-    results are identical, and the CUDA backend then calls cuBLASLt with
-    fp16/bf16 inputs, fp32 compute and fp32 output (tensor cores) instead of
-    a fp32 GEMM on a widened copy.
+    fusion, on `linalg.matmul`, `matmul_transpose_b`, `batch_matmul` and
+    `batch_matmul_transpose_b`:
+    - fp16/bf16 operands. convert-amp-to-linalg lowers a low-precision GEMM
+      with fp32 accumulation as an fp32 GEMM on operands widened by an
+      elementwise `arith.extf` (maybe reshaped after). The named ops widen
+      their operands themselves, so the GEMM reads the fp16/bf16 tensors
+      directly (reshaped the same way): the results are identical, and
+      cuBLASLt runs fp16/bf16 inputs with fp32 compute and output on tensor
+      cores instead of an fp32 GEMM on a widened copy. Both operands must
+      narrow to one type.
+    - Zero-initialised outputs. A GEMM whose init is a zero `linalg.fill`
+      (maybe reshaped) reads the fill's destination instead and is marked
+      `amp_cuda.beta = 0`: cuBLASLt then ignores the output's old contents
+      and no fill kernel runs.
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def AmpLinalgToGpu : Pass<"amp-linalg-to-gpu", "::mlir::ModuleOp"> {

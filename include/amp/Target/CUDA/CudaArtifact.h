@@ -30,6 +30,10 @@ struct CudaArtifactOptions {
   bool cubin = true;
   /// Recorded in the artifact.
   std::string source;
+  /// Leave float weights of 4096 elements or more out of the file: the
+  /// runtime generates seeded uniform values with the same root mean
+  /// square when loading. For benchmarks (small files); results differ.
+  bool randomWeights = false;
 };
 
 /// Lowers `module` (amp dialect, static shapes) with the CUDA pipeline and

@@ -43,6 +43,10 @@ enum class BufferKind : uint32_t {
   Arena = 0,
   /// Constant data; `offset` is its place in the weights blob.
   Weight = 1,
+  /// A float weight left out of the file (`amp-opt --amp-cuda-random-
+  /// weights`, for benchmarks): the runtime fills it with seeded uniform
+  /// values in [-scale, scale) of `dtype` when loading. `offset` is 0.
+  Random = 2,
 };
 
 struct Buffer {
@@ -50,6 +54,9 @@ struct Buffer {
   uint64_t size = 0;   // bytes
   uint64_t offset = 0; // in the arena or in the weights blob
   std::string name;    // for messages: the value it holds
+  DType dtype = DType::F32; // Random: the element type
+  float scale = 0;          // Random: the range
+  uint64_t seed = 0;        // Random: the generator's seed
 };
 
 /// A place in a buffer.

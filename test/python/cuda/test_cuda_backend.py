@@ -1,0 +1,210 @@
+"""The CUDA backend (``amp-opt --amp-target=cuda``, ``amp-run-gpu``) on
+real models.
+
+Every model is compiled into a ``.ampgpu`` artifact (fp16 autocast, and
+bf16 for some), whose listing (``amp-run-gpu --describe``, no GPU needed)
+must show its GEMMs as cuBLASLt calls with fp16/bf16 operands and fp32
+accumulation. The kernels cannot run without a GPU, so the CUDA lowering is
+also checked through its CPU emulation: ``amp-run --amp-cuda-emulate`` runs
+exactly the loops the kernels run (each launch's blocks and threads, the
+reordered reductions, the narrowed GEMM operands, the folded fills) through
+the CPU backend; its outputs must match the plain CPU path's (the same
+fp16 program, summed in another order: relative L2 error below 2e-3) and
+onnxruntime's fp32 results within the fp16 bound of the model.
+
+Where a GPU is present the artifact also runs on it (``amp-run-gpu
+--compare-to`` the emulation's outputs); elsewhere that test is skipped
+with the message "no GPU". The torch exports (resnet18, bert_encoder,
+gpt2_decoder; Debian's torch 1.13, opset 17) come from
+``/tmp/amp-models/opset17`` when its manifest lists them, else they are
+exported here (about 40 s; skipped without python3-torch).
+"""
+
+import json
+import os
+import subprocess
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+from amp_test_utils import DEBIAN_PYTHON, has_debian_torch
+from amp_testmodels import build_onnx
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+BUILD = os.path.join(REPO, "build", "bin")
+EXPORT_SCRIPT = os.path.join(REPO, "test", "models", "amp_testmodels", "export_torch.py")
+SHARED_EXPORTS = "/tmp/amp-models/opset17"
+TORCH_MODELS = ("resnet18", "bert_encoder", "gpt2_decoder")
+# ||amp f16 - onnxruntime fp32|| / ||ref|| bounds (test_cpu_real_models.py).
+F16_BOUND = {"resnet18": 2e-3, "bert_encoder": 2e-3, "gpt2_decoder": 2e-3,
+             "mlp": 2e-3, "conv_block": 2e-3, "small_convnet": 2e-3}
+EMULATION_BOUND = 2e-3
+TIMEOUT = 900
+
+pytestmark = pytest.mark.slow
+
+
+def amp_run_gpu():
+    path = os.environ.get("AMP_RUN_GPU") or os.path.join(BUILD, "amp-run-gpu")
+    if not os.access(path, os.X_OK):
+        pytest.skip("amp-run-gpu is not built (no CUDA toolkit)")
+    return path
+
+
+def run(command, **kwargs):
+    proc = subprocess.run([str(c) for c in command], capture_output=True, text=True,
+                          timeout=TIMEOUT, **kwargs)
+    assert proc.returncode == 0, (
+        f"{' '.join(map(str, command))} exited {proc.returncode}\n"
+        f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}")
+    return proc
+
+
+def rel_l2(got, want):
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    return float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30))
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """``models(name)``: the path of an ONNX model (built or exported once)."""
+    root = tmp_path_factory.mktemp("cuda-models")
+    cache = {}
+
+    def get(name):
+        if name in cache:
+            return cache[name]
+        path = root / f"{name}.onnx"
+        if name == "small_convnet":
+            run(["python3", os.path.join(REPO, "test", "lit-tools", "onnx-encode.py"),
+                 os.path.join(REPO, "examples", "small_convnet.onnxtxt"), path])
+        elif name in ("mlp", "conv_block"):
+            onnx.save(getattr(build_onnx, name)(17), path)
+        else:
+            manifest = os.path.join(SHARED_EXPORTS, "manifest.json")
+            entry = None
+            if os.path.exists(manifest):
+                with open(manifest, encoding="utf-8") as f:
+                    entry = json.load(f).get(name)
+            if entry and entry.get("opset") == 17 and not entry.get("dynamic_batch"):
+                path = os.path.join(SHARED_EXPORTS, entry["file"])
+            else:
+                if not has_debian_torch():
+                    pytest.skip("Debian's python3-torch is missing")
+                run([DEBIAN_PYTHON, EXPORT_SCRIPT, "--out", root, "--opset", "17",
+                     "--models", ",".join(TORCH_MODELS)])
+                for other in TORCH_MODELS:
+                    cache[other] = str(root / f"{other}.onnx")
+                path = cache[name]
+        cache[name] = str(path)
+        return cache[name]
+
+    return get
+
+
+def onnxruntime_outputs(path, inputs):
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    feeds = {value.name: array for value, array in zip(session.get_inputs(), inputs)}
+    return session.run(None, feeds)
+
+
+def make_inputs(path, folder):
+    """Seeded inputs (.npy files) for every graph input of the model."""
+    model = onnx.load(path, load_external_data=False)
+    initializers = {init.name for init in model.graph.initializer}
+    rng = np.random.default_rng(0)
+    files, arrays = [], []
+    for value in model.graph.input:
+        if value.name in initializers:
+            continue
+        shape = [d.dim_value or 1 for d in value.type.tensor_type.shape.dim]
+        if value.type.tensor_type.elem_type == onnx.TensorProto.INT64:
+            array = rng.integers(0, 100, size=shape, dtype=np.int64)
+        else:
+            array = rng.standard_normal(shape).astype(np.float32)
+        files.append(os.path.join(folder, f"input{len(files)}.npy"))
+        np.save(files[-1], array)
+        arrays.append(array)
+    return files, arrays
+
+
+CASES = [("small_convnet", "f16"), ("mlp", "f16"), ("conv_block", "f16"),
+         ("conv_block", "bf16"), ("resnet18", "f16"), ("bert_encoder", "f16"),
+         ("bert_encoder", "bf16"), ("gpt2_decoder", "f16")]
+
+
+@pytest.mark.parametrize("name,amp_type", CASES, ids=[f"{n}-{t}" for n, t in CASES])
+def test_compile_and_emulate(amp_opt, amp_run, models, tmp_path, name, amp_type):
+    """The artifact compiles and lists cuBLASLt GEMMs; the emulated kernels
+    compute what the CPU path computes."""
+    source = models(name)
+    artifact = tmp_path / f"{name}.ampgpu"
+    run([amp_opt.path, source, "--amp-target=cuda", f"--amp-type={amp_type}",
+         "-o", artifact])
+    listing = run([amp_run_gpu(), artifact, "--describe"]).stdout
+    assert "step 0:" in listing
+    graph = onnx.load(source, load_external_data=False).graph
+    if any(node.op_type in ("MatMul", "Gemm") for node in graph.node):
+        assert f"gemm {amp_type}x{amp_type}->f32" in listing, listing[:4000]
+
+    inputs, arrays = make_inputs(source, tmp_path)
+    flags = [f"--amp-type={amp_type}"] + [f"-i={path}" for path in inputs]
+    cpu_dir, emulated_dir = tmp_path / "cpu", tmp_path / "emulated"
+    run([amp_run, source, *flags, "--output-dir", cpu_dir])
+    run([amp_run, source, *flags, "--amp-cuda-emulate", "--output-dir", emulated_dir])
+    reference = onnxruntime_outputs(source, arrays)
+    outputs = sorted(os.listdir(cpu_dir))
+    assert outputs and outputs == sorted(os.listdir(emulated_dir))
+    for file, want in zip([o.name + ".npy" for o in graph.output], reference):
+        cpu = np.load(cpu_dir / file)
+        emulated = np.load(emulated_dir / file)
+        assert cpu.shape == emulated.shape == want.shape
+        assert np.all(np.isfinite(emulated))
+        assert rel_l2(emulated, cpu) < EMULATION_BOUND, (file, rel_l2(emulated, cpu))
+        bound = F16_BOUND[name] * (8 if amp_type == "bf16" else 1)
+        if np.linalg.norm(want) > 1e-6:
+            assert rel_l2(emulated, want) < bound, (file, rel_l2(emulated, want))
+
+
+def gpu_available(runner, artifact):
+    proc = subprocess.run([runner, str(artifact), "--random-inputs"], capture_output=True,
+                          text=True, timeout=TIMEOUT)
+    if proc.returncode == 3 and "no CUDA device" in proc.stderr:
+        return False, proc.stderr.strip()
+    return True, ""
+
+
+@pytest.mark.parametrize("name", ["mlp", "conv_block", "small_convnet"])
+def test_gpu_matches_emulation(amp_opt, amp_run, models, tmp_path, name):
+    """On a GPU, the artifact's outputs match the emulation's (fp16)."""
+    runner = amp_run_gpu()
+    source = models(name)
+    artifact = tmp_path / f"{name}.ampgpu"
+    run([amp_opt.path, source, "--amp-target=cuda", "-o", artifact])
+    available, why = gpu_available(runner, artifact)
+    if not available:
+        pytest.skip(f"no GPU: {why}")
+    inputs, _ = make_inputs(source, tmp_path)
+    emulated = tmp_path / "emulated"
+    run([amp_run, source, "--amp-type=f16", "--amp-cuda-emulate", "--output-dir", emulated,
+         *[f"-i={path}" for path in inputs]])
+    graph = onnx.load(source, load_external_data=False).graph
+    references = [emulated / (o.name + ".npy") for o in graph.output]
+    run([runner, artifact, *sum([["-i", p] for p in inputs], []),
+         *sum([["--compare-to", str(r)] for r in references], []),
+         "--rtol", "2e-2", "--atol", "1e-3"])
+
+
+def test_artifact_shares_arena_bytes(amp_opt, models, tmp_path):
+    """The memory plan reuses bytes: ResNet-18's arena is far smaller than
+    the sum of its buffers (the listing's buffer count times sizes)."""
+    source = models("resnet18")
+    artifact = tmp_path / "resnet18.ampgpu"
+    run([amp_opt.path, source, "--amp-target=cuda", "-o", artifact])
+    listing = run([amp_run_gpu(), artifact, "--describe"]).stdout
+    arena = int(listing.split("arena: ")[1].split(" bytes")[0])
+    # Every intermediate of ResNet-18 at batch 1 in fp32 would need > 30 MB.
+    assert 0 < arena < 16 << 20, listing[:400]
