@@ -57,7 +57,7 @@ class Runtime:
     def check(self, status):
         if status != 0:
             message = self.lib.ampGetLastError().decode()
-            raise AmpGpuError(("no CUDA device: " if status == NO_DEVICE else "") + message)
+            raise AmpGpuError(message)
 
     def load(self, path):
         return Program(self, path)
