@@ -19,7 +19,6 @@ DTYPES = {1: np.float32, 2: np.float16, 3: np.uint16, 4: np.float64, 5: np.int64
           6: np.int32, 7: np.int16, 8: np.int8, 9: np.uint64, 10: np.uint32,
           11: np.uint16, 12: np.uint8, 13: np.bool_}
 BF16 = 3
-NO_DEVICE = 2
 
 
 class AmpGpuError(RuntimeError):

@@ -208,3 +208,27 @@ def test_artifact_shares_arena_bytes(amp_opt, models, tmp_path):
     arena = int(listing.split("arena: ")[1].split(" bytes")[0])
     # Every intermediate of ResNet-18 at batch 1 in fp32 would need > 30 MB.
     assert 0 < arena < 16 << 20, listing[:400]
+
+
+def test_python_bindings(models, amp_opt, tmp_path):
+    """The ctypes bindings load the runtime; without a GPU creating a
+    context raises AmpGpuError naming the missing device."""
+    amp_run_gpu()
+    library = os.path.join(REPO, "build", "lib", "libamp_gpu.so")
+    import sys
+    sys.path.insert(0, os.path.join(REPO, "runtime", "cuda", "python"))
+    from amp_gpu import AmpGpuError, Runtime
+    try:
+        runtime = Runtime(library)
+    except AmpGpuError as error:
+        assert "no CUDA device" in str(error)
+        pytest.skip(f"no GPU: {error}")
+    source = models("mlp")
+    artifact = tmp_path / "mlp.ampgpu"
+    run([amp_opt.path, source, "--amp-target=cuda", "-o", artifact])
+    program = runtime.load(str(artifact))
+    outputs = program.run(program.random_inputs())
+    assert all(np.all(np.isfinite(o)) for o in outputs)
+    assert program.benchmark(iterations=5) > 0
+    program.close()
+    runtime.close()
