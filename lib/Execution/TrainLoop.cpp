@@ -606,7 +606,7 @@ LogicalResult Trainer::run(ModuleOp module) {
     entries.push_back("compute_gradients");
     entries.push_back("apply_gradients");
   }
-  auto compiled = CpuProgram::compile(module, "", entries);
+  auto compiled = CpuProgram::compile(module, "", entries, options.lowering);
   if (failed(compiled))
     return failure();
   program = std::move(*compiled);
@@ -772,7 +772,8 @@ LogicalResult mlir::amp::execution::runTrainLoop(ModuleOp module,
 
 LogicalResult mlir::amp::execution::trainFromCommandLine(
     StringRef path, MLIRContext &context, llvm::SourceMgr &sourceMgr,
-    llvm::raw_ostream &log) {
+    llvm::raw_ostream &log,
+    const std::function<void(OpPassManager &)> &lowering) {
   auto fail = [](llvm::Error err) {
     llvm::errs() << "error: " << llvm::toString(std::move(err)) << "\n";
     return failure();
@@ -814,5 +815,6 @@ LogicalResult mlir::amp::execution::trainFromCommandLine(
     return failure();
   if (isOnnx && failed(training::buildTrainStep(**module, *stepOptions)))
     return failure();
+  loop->lowering = lowering;
   return runTrainLoop(**module, *loop, log);
 }

@@ -270,7 +270,8 @@ int main(int argc, char **argv) {
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   if (train)
     return failed(trainFromCommandLine(modelFile, context, sourceMgr,
-                                       llvm::outs()));
+                                       llvm::outs(),
+                                       amp::getCudaEmulationCLOption()));
 
   // Inputs are read before compiling, so a bad file fails fast.
   std::vector<Tensor> inputs, references;

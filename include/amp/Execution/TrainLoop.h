@@ -14,11 +14,16 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace llvm::cl {
 class OptionCategory;
 } // namespace llvm::cl
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
 
 namespace mlir::amp::execution {
 
@@ -37,6 +42,9 @@ struct TrainLoopOptions {
   /// --export-onnx: write `sourceModel` (the ONNX model trained) with the
   /// trained parameters and running statistics.
   std::string exportOnnx, sourceModel;
+  /// Another pipeline to the LLVM dialect than the CPU one (amp-run
+  /// --amp-cuda-emulate: the CUDA lowering's kernels as CPU loops).
+  std::function<void(OpPassManager &)> lowering;
 };
 
 /// Registers and reads amp-run's training flags (--data, --labels, ...).
@@ -53,9 +61,10 @@ LogicalResult runTrainLoop(ModuleOp module, const TrainLoopOptions &options,
 /// amp-run --train: loads `path` (an ONNX model, whose train step is built
 /// with the training and --amp-* flags, or a training program in .mlir)
 /// and trains it with the loop flags.
-LogicalResult trainFromCommandLine(StringRef path, MLIRContext &context,
-                                   llvm::SourceMgr &sourceMgr,
-                                   llvm::raw_ostream &log);
+LogicalResult trainFromCommandLine(
+    StringRef path, MLIRContext &context, llvm::SourceMgr &sourceMgr,
+    llvm::raw_ostream &log,
+    const std::function<void(OpPassManager &)> &lowering = {});
 
 } // namespace mlir::amp::execution
 

@@ -151,18 +151,40 @@ LogicalResult LinalgToGpu::convert(func::FuncOp func) {
   ops.clear();
   for (Operation &op : body)
     ops.push_back(&op);
-  SmallVector<Operation *> group;
+  // Allocations, views and constants between device ops do not split a
+  // single-thread launch when they use no value it computes: they move
+  // above it.
+  SmallVector<Operation *> group, movable;
   auto flush = [&]() -> LogicalResult {
     if (group.empty())
       return success();
+    for (Operation *op : movable)
+      op->moveBefore(group.front());
     LogicalResult result = launchSingleThread(rewriter, group);
     group.clear();
+    movable.clear();
     return result;
+  };
+  auto usesGroup = [&](Operation *op) {
+    return llvm::any_of(op->getOperands(), [&](Value v) {
+      return v.getDefiningOp() && llvm::is_contained(group, v.getDefiningOp());
+    });
   };
   for (Operation *op : ops) {
     if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
       if (failed(flush()) || failed(launchParallel(rewriter, loop)))
         return failure();
+      continue;
+    }
+    if (!group.empty() &&
+        isa<memref::AllocOp, memref::AllocaOp, arith::ConstantOp,
+            memref::GetGlobalOp>(op) &&
+        !usesGroup(op)) {
+      movable.push_back(op);
+      continue;
+    }
+    if (!group.empty() && cuda::getViewSource(op) && !usesGroup(op)) {
+      movable.push_back(op);
       continue;
     }
     if (isHostOp(op)) {
@@ -285,17 +307,42 @@ LogicalResult LinalgToGpu::launchParallel(IRRewriter &rewriter,
 LogicalResult LinalgToGpu::launchSingleThread(IRRewriter &rewriter,
                                               ArrayRef<Operation *> ops) {
   llvm::SmallPtrSet<Operation *, 8> inGroup(ops.begin(), ops.end());
-  for (Operation *op : ops)
-    for (Operation *user : op->getUsers()) {
-      Operation *ancestor = user;
-      while (ancestor && !inGroup.contains(ancestor))
-        ancestor = ancestor->getParentOp();
-      if (!ancestor)
-        return op->emitError("the CUDA target cannot use a value computed on "
-                             "the device on the host");
-    }
+  auto inside = [&](Operation *user) {
+    for (Operation *a = user; a; a = a->getParentOp())
+      if (inGroup.contains(a))
+        return true;
+    return false;
+  };
   Location loc = ops.front()->getLoc();
   rewriter.setInsertionPoint(ops.front());
+  // Scalars the group computes and later device work reads travel through
+  // a one-element device buffer: stored at the end of this launch, loaded
+  // where they are used (inside the later launch).
+  SmallVector<std::pair<Value, Value>> demoted; // (value, buffer)
+  for (Operation *op : ops)
+    for (Value result : op->getResults()) {
+      SmallVector<OpOperand *> outside;
+      for (OpOperand &use : result.getUses())
+        if (!inside(use.getOwner()))
+          outside.push_back(&use);
+      if (outside.empty())
+        continue;
+      if (!result.getType().isIntOrIndexOrFloat())
+        return op->emitError("the CUDA target cannot pass a value of type ")
+               << result.getType() << " between device launches";
+      for (OpOperand *use : outside)
+        if (isHostOp(use->getOwner()))
+          return use->getOwner()->emitError(
+              "the CUDA target cannot use a value computed on the device on "
+              "the host");
+      auto buffer = rewriter.create<memref::AllocOp>(
+          loc, MemRefType::get({}, result.getType()));
+      demoted.push_back({result, buffer});
+      for (OpOperand *use : outside) {
+        OpBuilder b(use->getOwner());
+        use->set(b.create<memref::LoadOp>(loc, buffer.getResult()));
+      }
+    }
   Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
   auto launch =
       rewriter.create<gpu::LaunchOp>(loc, one, one, one, one, one, one);
@@ -304,6 +351,9 @@ LogicalResult LinalgToGpu::launchSingleThread(IRRewriter &rewriter,
   auto terminator = rewriter.create<gpu::TerminatorOp>(loc);
   for (Operation *op : ops)
     op->moveBefore(terminator);
+  rewriter.setInsertionPoint(terminator);
+  for (auto [value, buffer] : demoted)
+    rewriter.create<memref::StoreOp>(loc, value, buffer);
   return success();
 }
 

@@ -21,10 +21,6 @@ std::string mlir::amp::cuda::getSourceName(Location loc) {
     }
     return WalkResult::advance();
   });
-  if (name.empty()) {
-    llvm::raw_string_ostream os(name);
-    loc.print(os);
-  }
   return name;
 }
 
@@ -49,7 +45,9 @@ struct NameKernels : public mlir::amp::impl::AmpNameKernelsBase<NameKernels> {
       std::string base;
       for (char c : mlir::amp::cuda::getSourceName(launch.getLoc()))
         base.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
-      if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0])))
+      if (base.empty())
+        base = "kernel";
+      else if (std::isdigit(static_cast<unsigned char>(base[0])))
         base = "k_" + base;
       std::string name;
       do

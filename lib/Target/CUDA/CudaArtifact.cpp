@@ -158,7 +158,12 @@ private:
     range.last = std::max(range.last, step);
   }
   std::string nameOf(Operation *op) {
-    return cuda::getSourceName(op->getLoc());
+    std::string name = cuda::getSourceName(op->getLoc());
+    if (name.empty()) {
+      llvm::raw_string_ostream os(name);
+      op->getLoc().print(os);
+    }
+    return name;
   }
 
   ModuleOp module;

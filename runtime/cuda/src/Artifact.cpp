@@ -729,9 +729,11 @@ std::string describeArtifact(const Artifact &a) {
   os << "amp GPU artifact v" << kFormatVersion << " (" << a.producer << ")\n";
   if (!a.source.empty())
     os << "source: " << a.source << "\n";
-  uint64_t weights = 0, random = 0;
+  uint64_t weights = 0, random = 0, unshared = 0;
   size_t weightCount = 0, randomCount = 0;
   for (const Buffer &b : a.buffers) {
+    if (b.kind == BufferKind::Arena)
+      unshared += (b.size + kAlignment - 1) / kAlignment * kAlignment;
     if (b.kind == BufferKind::Weight) {
       weights += b.size;
       ++weightCount;
@@ -741,9 +743,9 @@ std::string describeArtifact(const Artifact &a) {
     }
   }
   os << "arena: " << a.arenaSize << " bytes in "
-     << a.buffers.size() - weightCount - randomCount
-     << " buffers; weights: " << weights << " bytes in " << weightCount
-     << " buffers\n";
+     << a.buffers.size() - weightCount - randomCount << " buffers ("
+     << unshared << " without reuse); weights: " << weights << " bytes in "
+     << weightCount << " buffers\n";
   if (randomCount)
     os << "random weights (generated when loaded): " << random
        << " bytes in " << randomCount << " buffers\n";

@@ -10,7 +10,7 @@
 
 // CHECK: amp GPU artifact v1 (amp-opt)
 // CHECK: source: artifact.mlir
-// CHECK: arena: {{[0-9]+}} bytes in {{[0-9]+}} buffers; weights: 1536 bytes in 2 buffers
+// CHECK: arena: {{[0-9]+}} bytes in {{[0-9]+}} buffers ({{[0-9]+}} without reuse); weights: 1536 bytes in 2 buffers
 // CHECK: input 'x': f32[4, 16] at %0
 // CHECK: output 'probabilities': f32[4, 8] at %{{[0-9]+}}
 // CHECK: module cubin sm_90:

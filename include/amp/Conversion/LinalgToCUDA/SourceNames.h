@@ -9,9 +9,9 @@
 
 namespace mlir::amp::cuda {
 
-/// The ONNX node name a location carries (its first NameLoc), else the
-/// printed location. Kernel names, schedule steps and runtime errors use
-/// it, so that a profile or a failure points at the model.
+/// The ONNX node name a location carries (its first NameLoc), else "".
+/// Kernel names, schedule steps and runtime errors use it, so that a
+/// profile or a failure points at the model.
 std::string getSourceName(Location loc);
 
 } // namespace mlir::amp::cuda
