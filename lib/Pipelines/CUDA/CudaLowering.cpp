@@ -59,7 +59,7 @@ void mlir::amp::buildCudaLoweringPipeline(OpPassManager &pm,
                                           const CudaLoweringOptions &options) {
   buildCudaLaunchPipeline(pm, options);
   pm.addPass(createGpuKernelOutliningPass());
-  pm.addPass(createAmpNameKernels());
+  pm.addPass(createAmpCollectKernels());
 
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;

@@ -66,14 +66,18 @@ def AmpLinalgToGpu : Pass<"amp-linalg-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::linalg::LinalgDialect"];
 }
 
-def AmpNameKernels : Pass<"amp-name-kernels", "::mlir::ModuleOp"> {
-  let summary = "Name outlined kernels after the model ops they compute";
+def AmpCollectKernels : Pass<"amp-collect-kernels", "::mlir::ModuleOp"> {
+  let summary = "Name outlined kernels after the model ops and gather them "
+                "in one module";
   let description = [{
-    Runs after gpu-kernel-outlining, which names every kernel after its
-    function (`main_kernel`). Each kernel is renamed after the ONNX node of
-    its launch (`Conv_1_5`: the node name, made a C identifier, and a
-    counter), so profiles (Nsight Systems, `nvidia-smi`), PTX listings and
-    runtime errors point at the model.
+    Runs after gpu-kernel-outlining, which makes one `gpu.module` per kernel
+    and names every kernel after its function (`main_kernel`). Each kernel
+    is renamed after the ONNX node of its launch (`Conv_1_5`: the node
+    name made a C identifier, and a counter; `kernel_N` without a node
+    name), so profiles (Nsight Systems), PTX listings and runtime errors
+    point at the model; and all kernels move into one module,
+    `@amp_kernels`, so the artifact holds one PTX and one cubin (one ptxas
+    run at compile time, one library to load).
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }

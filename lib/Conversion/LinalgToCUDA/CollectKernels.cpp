@@ -1,4 +1,4 @@
-//===- NameKernels.cpp - outlined kernels named after the model's ops -----===//
+//===- CollectKernels.cpp - kernels named after the model, in one module -===//
 
 #include "amp/Conversion/LinalgToCUDA/Passes.h"
 #include "amp/Conversion/LinalgToCUDA/SourceNames.h"
@@ -6,7 +6,7 @@
 #include "llvm/ADT/StringSet.h"
 
 namespace mlir::amp {
-#define GEN_PASS_DEF_AMPNAMEKERNELS
+#define GEN_PASS_DEF_AMPCOLLECTKERNELS
 #include "amp/Conversion/LinalgToCUDA/Passes.h.inc"
 } // namespace mlir::amp
 
@@ -26,12 +26,17 @@ std::string mlir::amp::cuda::getSourceName(Location loc) {
 
 namespace {
 
-struct NameKernels : public mlir::amp::impl::AmpNameKernelsBase<NameKernels> {
+struct CollectKernels
+    : public mlir::amp::impl::AmpCollectKernelsBase<CollectKernels> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = module.getContext();
     llvm::StringSet<> used;
     unsigned counter = 0;
+    // Every kernel moves into the first kernel module: one PTX, one ptxas
+    // run, one library to load.
+    gpu::GPUModuleOp target;
+    SmallVector<gpu::GPUModuleOp> emptied;
     module.walk([&](gpu::LaunchFuncOp launch) {
       auto gpuModule =
           module.lookupSymbol<gpu::GPUModuleOp>(launch.getKernelModuleName());
@@ -54,9 +59,28 @@ struct NameKernels : public mlir::amp::impl::AmpNameKernelsBase<NameKernels> {
         name = base + "_" + std::to_string(counter++);
       while (!used.insert(name).second);
       SymbolTable::setSymbolName(kernel, name);
+      if (!target) {
+        target = gpuModule;
+      } else if (gpuModule != target) {
+        kernel->moveBefore(&target.getBody()->back());
+        if (gpuModule.getBody()->getOperations().size() <= 1)
+          emptied.push_back(gpuModule);
+      }
       launch.setKernelAttr(SymbolRefAttr::get(
-          context, gpuModule.getName(), {FlatSymbolRefAttr::get(context, name)}));
+          context, target.getName(), {FlatSymbolRefAttr::get(context, name)}));
     });
+    for (gpu::GPUModuleOp empty : emptied)
+      if (empty.getBody()->getOperations().size() <= 1)
+        empty.erase();
+    if (target)
+      SymbolTable(module).setSymbolName(target, "amp_kernels");
+    // Launches name the module; renaming it updates them.
+    if (target)
+      module.walk([&](gpu::LaunchFuncOp launch) {
+        launch.setKernelAttr(SymbolRefAttr::get(
+            context, "amp_kernels",
+            {FlatSymbolRefAttr::get(context, launch.getKernelName())}));
+      });
   }
 };
 
