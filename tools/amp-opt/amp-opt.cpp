@@ -23,10 +23,10 @@
 #include "amp/Target/CUDA/CudaArtifact.h"
 #include "amp/Target/ONNX/ONNXExporter.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
-#include "amp/Transforms/AutocastPolicy.h"
 #include "amp/Training/Passes.h"
 #include "amp/Training/TrainCLOptions.h"
 #include "amp/Training/TrainStep.h"
+#include "amp/Transforms/AutocastPolicy.h"
 #include "amp/Transforms/Passes.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -39,13 +39,13 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <optional>
@@ -170,8 +170,7 @@ static FailureOr<bool> shouldEmitOnnx(StringRef outputFilename,
 /// MLIR or ONNX. Nothing is written unless every step succeeds.
 static LogicalResult runAmpJob(StringRef inputFilename,
                                StringRef outputFilename, bool emitOnnx,
-                               bool emitCuda,
-                               DialectRegistry &registry,
+                               bool emitCuda, DialectRegistry &registry,
                                const MlirOptMainConfig &config) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
@@ -277,8 +276,8 @@ static LogicalResult runAmpJob(StringRef inputFilename,
     }
     amp::CudaArtifactOptions options = amp::getCudaTargetCLOptions();
     options.source = llvm::sys::path::filename(inputFilename).str();
-    committed = succeeded(
-        amp::compileToCudaArtifact(*module, outputFilename, options));
+    committed =
+        succeeded(amp::compileToCudaArtifact(*module, outputFilename, options));
     return finish(success(committed));
   }
   if (emitOnnx) {
@@ -358,13 +357,15 @@ int main(int argc, char **argv) {
   if (failed(emitCuda))
     return 1;
   if ((train || *emitCuda) && (*emitOnnx || importOnly)) {
-    llvm::errs() << "error: --train and --amp-target=cuda do not combine "
-                    "with --amp-import-only or ONNX output\n";
+    llvm::errs() << "error: "
+                 << (train ? "--train writes MLIR"
+                           : "--amp-target=cuda writes an artifact")
+                 << " (not --amp-import-only or ONNX output)\n";
     return 1;
   }
   if (amp::isONNXFile(inputFilename) || *emitOnnx || train || *emitCuda)
-    return failed(runAmpJob(inputFilename, outputFilename, *emitOnnx,
-                            *emitCuda, registry, config));
+    return failed(runAmpJob(inputFilename, outputFilename, *emitOnnx, *emitCuda,
+                            registry, config));
 
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> file =

@@ -34,14 +34,13 @@ std::optional<Strided> getStrided(Value value) {
 /// row-major (false) or as its row-major transpose (true), and the row
 /// stride of what is stored. Size-1 dimensions accept any stride.
 std::optional<std::pair<bool, int64_t>>
-matrixLayout(int64_t rows, int64_t cols, int64_t rowStride,
-             int64_t colStride) {
+matrixLayout(int64_t rows, int64_t cols, int64_t rowStride, int64_t colStride) {
   if ((cols == 1 || colStride == 1) && (rows == 1 || rowStride >= cols))
-    return std::make_pair(false, rows == 1 ? std::max<int64_t>(cols, 1)
-                                           : rowStride);
+    return std::make_pair(false,
+                          rows == 1 ? std::max<int64_t>(cols, 1) : rowStride);
   if ((rows == 1 || rowStride == 1) && (cols == 1 || colStride >= rows))
-    return std::make_pair(true, cols == 1 ? std::max<int64_t>(rows, 1)
-                                          : colStride);
+    return std::make_pair(true,
+                          cols == 1 ? std::max<int64_t>(rows, 1) : colStride);
   return std::nullopt;
 }
 
@@ -74,9 +73,8 @@ FailureOr<GemmLayout> mlir::amp::cuda::getCudaGemm(Operation *op) {
   g.bType = getElementTypeOrSelf(g.b.getType());
   g.cType = getElementTypeOrSelf(g.c.getType());
   bool lowPrecisionIn = g.aType.isF16() || g.aType.isBF16() || g.aType.isF32();
-  if (g.aType != g.bType ||
-      !((g.cType.isF32() && lowPrecisionIn) ||
-        (g.cType.isF64() && g.aType.isF64())))
+  if (g.aType != g.bType || !((g.cType.isF32() && lowPrecisionIn) ||
+                              (g.cType.isF64() && g.aType.isF64())))
     return failure();
   std::optional<Strided> a = getStrided(g.a), b = getStrided(g.b),
                          c = getStrided(g.c);

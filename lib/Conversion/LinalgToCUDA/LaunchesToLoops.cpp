@@ -1,4 +1,5 @@
-//===- LaunchesToLoops.cpp - run a CUDA-lowered program's kernels on the CPU ===//
+//===- LaunchesToLoops.cpp - run a CUDA-lowered program's kernels on the CPU
+//===//
 //
 // The CUDA backend's emulation mode: every gpu.launch becomes loops over
 // its blocks and threads with the body inlined, so the mapping that
@@ -28,7 +29,8 @@ struct LaunchesToLoops
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
     SmallVector<gpu::LaunchOp> launches;
-    getOperation().walk([&](gpu::LaunchOp launch) { launches.push_back(launch); });
+    getOperation().walk(
+        [&](gpu::LaunchOp launch) { launches.push_back(launch); });
     for (gpu::LaunchOp launch : launches)
       lower(rewriter, launch);
     // A GEMM whose zero fill was folded away (beta = 0) gets it back.
@@ -70,11 +72,11 @@ struct LaunchesToLoops
     Operation *terminator = body.getTerminator();
     SmallVector<Value> arguments;
     for (int i = 0; i < 6; ++i)
-      arguments.push_back(ids[i]);                // block ids, thread ids
+      arguments.push_back(ids[i]); // block ids, thread ids
     for (int i = 0; i < 6; ++i)
-      arguments.push_back(bounds[i]);             // grid and block sizes
+      arguments.push_back(bounds[i]); // grid and block sizes
     while (arguments.size() < body.getNumArguments())
-      arguments.push_back(one);                   // cluster ids (unused)
+      arguments.push_back(one); // cluster ids (unused)
     rewriter.eraseOp(terminator);
     rewriter.inlineBlockBefore(&body, rewriter.getInsertionBlock(),
                                rewriter.getInsertionPoint(), arguments);

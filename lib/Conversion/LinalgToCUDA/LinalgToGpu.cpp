@@ -12,6 +12,7 @@
 #include "amp/Conversion/LinalgToCUDA/Passes.h"
 #include "amp/Conversion/LinalgToCUDA/Views.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
@@ -33,10 +34,9 @@ namespace {
 /// library GEMMs, launches.
 bool isHostOp(Operation *op) {
   return isa<memref::AllocOp, memref::AllocaOp, memref::GetGlobalOp,
-             arith::ConstantOp, func::ReturnOp, gpu::LaunchOp,
-             memref::CopyOp>(op) ||
-         cuda::getViewSource(op) ||
-         succeeded(cuda::getCudaGemm(op));
+             arith::ConstantOp, func::ReturnOp, gpu::LaunchOp, memref::CopyOp>(
+             op) ||
+         cuda::getViewSource(op) || succeeded(cuda::getCudaGemm(op));
 }
 
 /// Whether `op` writes zeros into all of `out` (linalg.fill, or a
@@ -69,11 +69,164 @@ void foldZeroFill(Operation *gemm, Value out) {
       return;
     }
     for (Value operand : op->getOperands())
-      if (isa<MemRefType>(operand.getType()) && cuda::getRootBuffer(operand) == root)
+      if (isa<MemRefType>(operand.getType()) &&
+          cuda::getRootBuffer(operand) == root)
         return;
     if (op->getNumRegions())
       return;
   }
+}
+
+/// When `generic` (parallel loops first) has too few parallel points to
+/// fill a GPU but a long reduction, splits its first reduction loop in two:
+/// `splits` threads per output point each reduce a contiguous chunk into a
+/// partial buffer (initialised to the combiner's neutral element), then one
+/// op combines the partials into the output. Returns the three new ops
+/// (fill, partial reduction, final reduction), or failure where the op is
+/// not worth splitting or its combiner is not a known one.
+FailureOr<SmallVector<linalg::LinalgOp>>
+splitReduction(IRRewriter &rewriter, linalg::GenericOp generic) {
+  constexpr int64_t kEnoughParallelPoints = 4096, kLongReduction = 4096;
+  if (generic.getNumDpsInits() != 1 || generic.getNumReductionLoops() == 0)
+    return failure();
+  SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return failure();
+  unsigned numLoops = ranges.size(), k = generic.getNumParallelLoops();
+  int64_t parallelPoints = 1;
+  for (unsigned i = 0; i < k; ++i)
+    parallelPoints *= ranges[i];
+  int64_t size = ranges[k];
+  if (parallelPoints >= kEnoughParallelPoints || size < kLongReduction)
+    return failure();
+  int64_t splits = 0;
+  for (int64_t s = std::min<int64_t>(1024, size / 16); s >= 2 && !splits; --s)
+    if (size % s == 0)
+      splits = s;
+  if (!splits)
+    return failure();
+  int64_t chunk = size / splits;
+
+  Block *body = generic.getBody();
+  unsigned numInputs = generic.getNumDpsInputs();
+  BlockArgument accumulator = body->getArgument(numInputs);
+  SmallVector<Operation *> combiners;
+  if (!matchReduction({accumulator}, 0, combiners) || combiners.size() != 1)
+    return failure();
+  Operation *combiner = combiners.front();
+  std::optional<TypedAttr> identity = arith::getNeutralElement(combiner);
+  auto outType = dyn_cast<MemRefType>(generic.getDpsInits()[0].getType());
+  if (!identity || !outType || !outType.hasStaticShape())
+    return failure();
+  AffineMap outMap = generic.getIndexingMapsArray().back();
+  if (!outMap.isProjectedPermutation())
+    return failure();
+
+  MLIRContext *context = generic.getContext();
+  Location loc = generic.getLoc();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
+  // Old loop k becomes s * chunk + c: new loops k (s, parallel) and k + 1
+  // (c, reduction); later loops move up by one.
+  SmallVector<AffineExpr> replacement;
+  for (unsigned i = 0; i < numLoops; ++i)
+    replacement.push_back(i < k    ? d(i)
+                          : i == k ? d(k) * chunk + d(k + 1)
+                                   : d(i + 1));
+  // Each input that reads loop k directly (as one of its dimensions) is
+  // viewed with that dimension expanded to [splits, chunk]; an input that
+  // uses loop k inside an expression (a convolution window) cannot be.
+  rewriter.setInsertionPoint(generic);
+  SmallVector<AffineMap> maps;
+  SmallVector<Value> inputs;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    AffineMap map = generic.getMatchingIndexingMap(input);
+    std::optional<unsigned> position;
+    for (auto [j, result] : llvm::enumerate(map.getResults())) {
+      if (auto dim = dyn_cast<AffineDimExpr>(result);
+          dim && dim.getPosition() == k && !position)
+        position = j;
+      else if (result.isFunctionOfDim(k))
+        return failure();
+    }
+    Value value = input->get();
+    SmallVector<AffineExpr> results;
+    for (auto [j, result] : llvm::enumerate(map.getResults())) {
+      if (position && j == *position) {
+        results.push_back(d(k));
+        results.push_back(d(k + 1));
+      } else {
+        results.push_back(result.replaceDims(replacement));
+      }
+    }
+    if (position) {
+      auto type = dyn_cast<MemRefType>(value.getType());
+      if (!type)
+        return failure();
+      SmallVector<ReassociationIndices> groups;
+      SmallVector<int64_t> shape;
+      for (int64_t j = 0, e = type.getRank(); j < e; ++j) {
+        int64_t first = shape.size();
+        if (j == int64_t(*position)) {
+          groups.push_back({first, first + 1});
+          shape.append({splits, chunk});
+        } else {
+          groups.push_back({first});
+          shape.push_back(type.getDimSize(j));
+        }
+      }
+      FailureOr<MemRefType> expanded =
+          memref::ExpandShapeOp::computeExpandedType(type, shape, groups);
+      if (failed(expanded))
+        return failure();
+      value = rewriter.create<memref::ExpandShapeOp>(loc, *expanded, value,
+                                                     groups);
+    }
+    inputs.push_back(value);
+    maps.push_back(AffineMap::get(numLoops + 1, 0, results, context));
+  }
+  SmallVector<AffineExpr> partialResults;
+  for (AffineExpr e : outMap.getResults())
+    partialResults.push_back(e.replaceDims(replacement));
+  partialResults.push_back(d(k));
+  maps.push_back(AffineMap::get(numLoops + 1, 0, partialResults, context));
+  SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
+  iterators.insert(iterators.begin() + k, utils::IteratorType::parallel);
+
+  SmallVector<int64_t> partialShape(outType.getShape());
+  partialShape.push_back(splits);
+  Value partial = rewriter.create<memref::AllocOp>(
+      loc, MemRefType::get(partialShape, outType.getElementType()));
+  Value neutral = rewriter.create<arith::ConstantOp>(loc, *identity);
+  auto fill = rewriter.create<linalg::FillOp>(loc, neutral, partial);
+  auto partialOp = rewriter.create<linalg::GenericOp>(
+      loc, TypeRange{}, inputs, ValueRange{partial}, maps, iterators);
+  rewriter.cloneRegionBefore(generic.getRegion(), partialOp.getRegion(),
+                             partialOp.getRegion().end());
+
+  // out[i...] = combine(out[i...], partial[i..., s]) over s.
+  unsigned rank = outType.getRank();
+  SmallVector<AffineMap> finalMaps = {
+      rewriter.getMultiDimIdentityMap(rank + 1),
+      AffineMap::get(rank + 1, 0,
+                     ArrayRef<AffineExpr>(
+                         rewriter.getMultiDimIdentityMap(rank + 1).getResults())
+                         .drop_back(),
+                     context)};
+  SmallVector<utils::IteratorType> finalIterators(
+      rank, utils::IteratorType::parallel);
+  finalIterators.push_back(utils::IteratorType::reduction);
+  unsigned accumulatorIndex = combiner->getOperand(0) == accumulator ? 0 : 1;
+  auto finalOp = rewriter.create<linalg::GenericOp>(
+      loc, TypeRange{}, ValueRange{partial}, generic.getDpsInits(), finalMaps,
+      finalIterators, [&](OpBuilder &b, Location l, ValueRange args) {
+        IRMapping mapping;
+        mapping.map(combiner->getOperand(accumulatorIndex), args[1]);
+        mapping.map(combiner->getOperand(1 - accumulatorIndex), args[0]);
+        Operation *combined = b.clone(*combiner, mapping);
+        b.create<linalg::YieldOp>(l, combined->getResults());
+      });
+  rewriter.eraseOp(generic);
+  return SmallVector<linalg::LinalgOp>{fill, partialOp, finalOp};
 }
 
 class LinalgToGpu : public mlir::amp::impl::AmpLinalgToGpuBase<LinalgToGpu> {
@@ -91,7 +244,8 @@ public:
 
 private:
   LogicalResult convert(func::FuncOp func);
-  LogicalResult lowerLinalgOp(IRRewriter &rewriter, linalg::LinalgOp op);
+  LogicalResult lowerLinalgOp(IRRewriter &rewriter, linalg::LinalgOp op,
+                              bool split = true);
   LogicalResult launchParallel(IRRewriter &rewriter, scf::ParallelOp loop);
   LogicalResult launchSingleThread(IRRewriter &rewriter,
                                    ArrayRef<Operation *> ops);
@@ -101,7 +255,8 @@ LogicalResult LinalgToGpu::convert(func::FuncOp func) {
   if (!func.getBody().hasOneBlock())
     return func.emitError("the CUDA target needs single-block functions");
   for (Type type : func.getFunctionType().getInputs())
-    if (auto memref = dyn_cast<MemRefType>(type); memref && !memref.hasStaticShape())
+    if (auto memref = dyn_cast<MemRefType>(type);
+        memref && !memref.hasStaticShape())
       return func.emitError("the CUDA target needs static shapes; argument ")
              << type << " has dynamic dimensions";
   Block &body = func.getBody().front();
@@ -198,7 +353,7 @@ LogicalResult LinalgToGpu::convert(func::FuncOp func) {
 }
 
 LogicalResult LinalgToGpu::lowerLinalgOp(IRRewriter &rewriter,
-                                         linalg::LinalgOp op) {
+                                         linalg::LinalgOp op, bool split) {
   if (!op.hasPureBufferSemantics())
     return op->emitError("the CUDA target expects bufferized linalg ops");
   rewriter.setInsertionPoint(op);
@@ -213,8 +368,7 @@ LogicalResult LinalgToGpu::lowerLinalgOp(IRRewriter &rewriter,
   // Parallel loops first, so that they become the launch's threads.
   SmallVector<unsigned> parallel, reduction;
   for (auto [i, type] : llvm::enumerate(generic.getIteratorTypesArray()))
-    (type == utils::IteratorType::parallel ? parallel : reduction)
-        .push_back(i);
+    (type == utils::IteratorType::parallel ? parallel : reduction).push_back(i);
   SmallVector<unsigned> order(parallel);
   order.append(reduction);
   if (!llvm::equal(order, llvm::seq<unsigned>(0, order.size()))) {
@@ -224,6 +378,16 @@ LogicalResult LinalgToGpu::lowerLinalgOp(IRRewriter &rewriter,
     if (failed(interchanged))
       return generic->emitError("cannot reorder the loops of this op");
     generic = *interchanged;
+  }
+  if (split) {
+    FailureOr<SmallVector<linalg::LinalgOp>> stages =
+        splitReduction(rewriter, generic);
+    if (succeeded(stages)) {
+      for (linalg::LinalgOp stage : *stages)
+        if (failed(lowerLinalgOp(rewriter, stage, /*split=*/false)))
+          return failure();
+      return success();
+    }
   }
   rewriter.setInsertionPoint(generic);
   if (failed(linalg::linalgOpToParallelLoops(rewriter, generic)))
@@ -238,8 +402,8 @@ LogicalResult LinalgToGpu::launchParallel(IRRewriter &rewriter,
     return loop.emitError("the CUDA target does not map reducing loops");
   SmallVector<int64_t> lower, counts, steps;
   int64_t total = 1;
-  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(),
-                                       loop.getUpperBound(), loop.getStep())) {
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
     std::optional<int64_t> l = getConstantIntValue(lb),
                            u = getConstantIntValue(ub),
                            s = getConstantIntValue(step);
@@ -267,9 +431,8 @@ LogicalResult LinalgToGpu::launchParallel(IRRewriter &rewriter,
     return rewriter.create<arith::ConstantIndexOp>(loc, v);
   };
   Value one = constant(1);
-  auto launch = rewriter.create<gpu::LaunchOp>(loc, constant(blocks), one,
-                                               one, constant(threads), one,
-                                               one);
+  auto launch = rewriter.create<gpu::LaunchOp>(loc, constant(blocks), one, one,
+                                               constant(threads), one, one);
   Block &launchBody = launch.getBody().front();
   rewriter.setInsertionPointToStart(&launchBody);
   Value linear = rewriter.create<arith::AddIOp>(

@@ -37,8 +37,8 @@ Value replayReshapes(OpBuilder &b, Value value,
                      ArrayRef<Operation *> reshapes) {
   Type element = getElementTypeOrSelf(value.getType());
   for (Operation *op : llvm::reverse(reshapes)) {
-    auto type = cast<RankedTensorType>(op->getResult(0).getType())
-                    .clone(element);
+    auto type =
+        cast<RankedTensorType>(op->getResult(0).getType()).clone(element);
     if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op))
       value = b.create<tensor::CollapseShapeOp>(
           op->getLoc(), type, value, collapse.getReassociationIndices());
@@ -54,7 +54,8 @@ Value replayReshapes(OpBuilder &b, Value value,
 /// whose body is one arith.extf, maybe reshaped after), or null.
 Value widenedSource(OpBuilder &b, Value value) {
   SmallVector<Operation *> reshapes;
-  auto generic = skipReshapes(value, reshapes).getDefiningOp<linalg::GenericOp>();
+  auto generic =
+      skipReshapes(value, reshapes).getDefiningOp<linalg::GenericOp>();
   if (!generic || generic.getNumDpsInputs() != 1 ||
       generic.getNumDpsInits() != 1 || generic->getNumResults() != 1 ||
       generic.getNumReductionLoops() != 0 ||

@@ -47,8 +47,8 @@ static void buildCudaLaunchPipeline(OpPassManager &pm,
   pm.addPass(createAmpLinalgToGpu(mapping));
 }
 
-void mlir::amp::buildCudaEmulationPipeline(
-    OpPassManager &pm, const CudaLoweringOptions &options) {
+void mlir::amp::buildCudaEmulationPipeline(OpPassManager &pm,
+                                           const CudaLoweringOptions &options) {
   buildCudaLaunchPipeline(pm, options);
   pm.addPass(createAmpGpuLaunchesToLoops());
   pm.addPass(createCanonicalizerPass());
@@ -91,13 +91,12 @@ void mlir::amp::registerAmpCudaDialects(DialectRegistry &registry) {
 }
 
 namespace {
-struct CudaPipelineOptions
-    : public PassPipelineOptions<CudaPipelineOptions> {
+struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("GPU architecture (sm_90)"),
                            llvm::cl::init("sm_90")};
-  Option<std::string> toolkitPath{
-      *this, "toolkit", llvm::cl::desc("CUDA toolkit (libdevice)")};
+  Option<std::string> toolkitPath{*this, "toolkit",
+                                  llvm::cl::desc("CUDA toolkit (libdevice)")};
   Option<unsigned> blockSize{*this, "block-size",
                              llvm::cl::desc("Threads per block"),
                              llvm::cl::init(256)};

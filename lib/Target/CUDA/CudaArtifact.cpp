@@ -24,8 +24,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/Hashing.h"
@@ -47,21 +47,31 @@ namespace {
 
 std::optional<gpuformat::DType> toDType(Type type) {
   using gpuformat::DType;
-  if (type.isF32()) return DType::F32;
-  if (type.isF16()) return DType::F16;
-  if (type.isBF16()) return DType::BF16;
-  if (type.isF64()) return DType::F64;
-  if (type.isInteger(1)) return DType::Bool;
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF16())
+    return DType::F16;
+  if (type.isBF16())
+    return DType::BF16;
+  if (type.isF64())
+    return DType::F64;
+  if (type.isInteger(1))
+    return DType::Bool;
   auto integer = dyn_cast<IntegerType>(type);
   if (!integer)
     return std::nullopt;
   bool isUnsigned = integer.isUnsigned();
   switch (integer.getWidth()) {
-  case 64: return isUnsigned ? DType::U64 : DType::I64;
-  case 32: return isUnsigned ? DType::U32 : DType::I32;
-  case 16: return isUnsigned ? DType::U16 : DType::I16;
-  case 8: return isUnsigned ? DType::U8 : DType::I8;
-  default: return std::nullopt;
+  case 64:
+    return isUnsigned ? DType::U64 : DType::I64;
+  case 32:
+    return isUnsigned ? DType::U32 : DType::I32;
+  case 16:
+    return isUnsigned ? DType::U16 : DType::I16;
+  case 8:
+    return isUnsigned ? DType::U8 : DType::I8;
+  default:
+    return std::nullopt;
   }
 }
 
@@ -136,12 +146,14 @@ public:
                   std::vector<std::string> inputNames,
                   std::vector<std::string> outputNames)
       : module(module), entry(entry), options(options),
-        inputNames(std::move(inputNames)), outputNames(std::move(outputNames)) {}
+        inputNames(std::move(inputNames)), outputNames(std::move(outputNames)) {
+  }
 
   LogicalResult build(gpuformat::Artifact &artifact);
 
 private:
   FailureOr<uint32_t> bufferOf(Operation *user, Value root);
+  uint32_t addBuffer(Value root, const gpuformat::Buffer &buffer);
   FailureOr<gpuformat::BufferRef> refOf(Operation *user, Value view,
                                         int64_t elementOffset);
   LogicalResult addLaunch(gpu::LaunchFuncOp launch);
@@ -214,19 +226,14 @@ FailureOr<uint32_t> ScheduleBuilder::bufferOf(Operation *user, Value root) {
         buffer.scale = float(std::sqrt(3.0) * rootMeanSquare(*bytes, *dtype));
         buffer.seed = llvm::hash_value(buffer.name);
         weightBuffers[buffer.name] = artifact->buffers.size();
-        uint32_t id = artifact->buffers.size();
-        artifact->buffers.push_back(buffer);
-        ranges.push_back({buffer.size, 0, 0});
-        touched.push_back(false);
-        wholeProgram.push_back(false);
-        buffers[root] = id;
-        return id;
+        return addBuffer(root, buffer);
       }
       buffer.kind = gpuformat::BufferKind::Weight;
       std::string &blob = artifact->weights;
-      blob.append((gpuformat::kAlignment - blob.size() % gpuformat::kAlignment) %
-                      gpuformat::kAlignment,
-                  '\0');
+      blob.append(
+          (gpuformat::kAlignment - blob.size() % gpuformat::kAlignment) %
+              gpuformat::kAlignment,
+          '\0');
       buffer.offset = blob.size();
       blob += *bytes;
       weightBuffers[buffer.name] = artifact->buffers.size();
@@ -239,6 +246,11 @@ FailureOr<uint32_t> ScheduleBuilder::bufferOf(Operation *user, Value root) {
   } else {
     buffer.name = def ? nameOf(def) : "argument";
   }
+  return addBuffer(root, buffer);
+}
+
+uint32_t ScheduleBuilder::addBuffer(Value root,
+                                    const gpuformat::Buffer &buffer) {
   uint32_t id = artifact->buffers.size();
   artifact->buffers.push_back(buffer);
   ranges.push_back({buffer.size, 0, 0});
@@ -508,8 +520,9 @@ LogicalResult ScheduleBuilder::build(gpuformat::Artifact &result) {
             !type.hasStaticShape() ||
             failed(getStridesAndOffset(type, strides, offset)) ||
             ShapedType::isDynamic(offset))
-          return ret.emitError("entry result ") << i << " is not a static "
-                                                       "buffer";
+          return ret.emitError("entry result ") << i
+                                                << " is not a static "
+                                                   "buffer";
         FailureOr<gpuformat::BufferRef> ref = refOf(&op, value, offset);
         if (failed(ref))
           return failure();
@@ -559,19 +572,20 @@ LogicalResult ScheduleBuilder::build(gpuformat::Artifact &result) {
 
 } // namespace
 
-LogicalResult mlir::amp::compileToCudaArtifact(
-    ModuleOp module, StringRef path, const CudaArtifactOptions &options) {
+LogicalResult
+mlir::amp::compileToCudaArtifact(ModuleOp module, StringRef path,
+                                 const CudaArtifactOptions &options) {
   auto entry = module.lookupSymbol<func::FuncOp>(options.entry);
   if (!entry)
-    return module.emitError("no function @") << options.entry
-                                             << " to compile for CUDA";
+    return module.emitError("no function @")
+           << options.entry << " to compile for CUDA";
   // The signature's names (`amp.name`), before the lowering rewrites it.
   auto names = [](unsigned count, auto getAttrs, StringRef fallback) {
     std::vector<std::string> result;
     for (unsigned i = 0; i < count; ++i) {
       DictionaryAttr attrs = getAttrs(i);
-      auto name = attrs ? attrs.template getAs<StringAttr>("amp.name")
-                        : StringAttr();
+      auto name =
+          attrs ? attrs.template getAs<StringAttr>("amp.name") : StringAttr();
       result.push_back(name ? name.str() : (fallback + Twine(i)).str());
     }
     return result;

@@ -20,17 +20,17 @@ static cl::opt<std::string>
             cl::desc("CUDA toolkit with ptxas and libdevice (default: "
                      "$CUDA_HOME, $CUDA_PATH, $CUDA_ROOT or /usr/local/cuda)"),
             cl::cat(cudaCategory));
-static cl::opt<std::string>
-    entry("amp-cuda-entry", cl::desc("The function to compile"),
-          cl::init("main"), cl::cat(cudaCategory));
+static cl::opt<std::string> entry("amp-cuda-entry",
+                                  cl::desc("The function to compile"),
+                                  cl::init("main"), cl::cat(cudaCategory));
 static cl::opt<unsigned>
     blockSize("amp-cuda-block-size",
               cl::desc("Threads per block of the generated kernels"),
               cl::init(256), cl::cat(cudaCategory));
-static cl::opt<bool> noCubin(
-    "amp-cuda-no-cubin",
-    cl::desc("Store only PTX (the runtime JIT-compiles it on load)"),
-    cl::init(false), cl::cat(cudaCategory));
+static cl::opt<bool>
+    noCubin("amp-cuda-no-cubin",
+            cl::desc("Store only PTX (the runtime JIT-compiles it on load)"),
+            cl::init(false), cl::cat(cudaCategory));
 
 static cl::opt<bool> randomWeights(
     "amp-cuda-random-weights",
@@ -50,9 +50,8 @@ mlir::amp::getCudaEmulationCLOption() {
   if (!emulate)
     return {};
   CudaLoweringOptions options = getCudaTargetCLOptions().lowering;
-  return [options](OpPassManager &pm) {
-    buildCudaEmulationPipeline(pm, options);
-  };
+  return
+      [options](OpPassManager &pm) { buildCudaEmulationPipeline(pm, options); };
 }
 
 mlir::FailureOr<bool> mlir::amp::isCudaTargetRequested() {

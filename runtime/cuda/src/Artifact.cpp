@@ -13,29 +13,55 @@ namespace amp_gpu {
 
 uint64_t dtypeSize(DType type) {
   switch (type) {
-  case DType::F64: case DType::I64: case DType::U64: return 8;
-  case DType::F32: case DType::I32: case DType::U32: return 4;
-  case DType::F16: case DType::BF16: case DType::I16: case DType::U16: return 2;
-  case DType::I8: case DType::U8: case DType::Bool: return 1;
+  case DType::F64:
+  case DType::I64:
+  case DType::U64:
+    return 8;
+  case DType::F32:
+  case DType::I32:
+  case DType::U32:
+    return 4;
+  case DType::F16:
+  case DType::BF16:
+  case DType::I16:
+  case DType::U16:
+    return 2;
+  case DType::I8:
+  case DType::U8:
+  case DType::Bool:
+    return 1;
   }
   return 0;
 }
 
 const char *dtypeName(DType type) {
   switch (type) {
-  case DType::F32: return "f32";
-  case DType::F16: return "f16";
-  case DType::BF16: return "bf16";
-  case DType::F64: return "f64";
-  case DType::I64: return "i64";
-  case DType::I32: return "i32";
-  case DType::I16: return "i16";
-  case DType::I8: return "i8";
-  case DType::U64: return "ui64";
-  case DType::U32: return "ui32";
-  case DType::U16: return "ui16";
-  case DType::U8: return "ui8";
-  case DType::Bool: return "i1";
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::F64:
+    return "f64";
+  case DType::I64:
+    return "i64";
+  case DType::I32:
+    return "i32";
+  case DType::I16:
+    return "i16";
+  case DType::I8:
+    return "i8";
+  case DType::U64:
+    return "ui64";
+  case DType::U32:
+    return "ui32";
+  case DType::U16:
+    return "ui16";
+  case DType::U8:
+    return "ui8";
+  case DType::Bool:
+    return "i1";
   }
   return "?";
 }
@@ -72,8 +98,13 @@ int64_t viewExtentBytes(int64_t offset, const std::vector<int64_t> &sizes,
 namespace {
 
 enum SectionKind : uint32_t {
-  kMeta = 1, kBuffers = 2, kSignature = 3, kModules = 4,
-  kKernels = 5, kSteps = 6, kWeights = 7,
+  kMeta = 1,
+  kBuffers = 2,
+  kSignature = 3,
+  kModules = 4,
+  kKernels = 5,
+  kSteps = 6,
+  kWeights = 7,
 };
 constexpr size_t kHeaderSize = 32;   // magic, version, count, size, hash
 constexpr size_t kSectionEntry = 24; // kind, reserved, offset, size
@@ -743,12 +774,12 @@ std::string describeArtifact(const Artifact &a) {
     }
   }
   os << "arena: " << a.arenaSize << " bytes in "
-     << a.buffers.size() - weightCount - randomCount << " buffers ("
-     << unshared << " without reuse); weights: " << weights << " bytes in "
-     << weightCount << " buffers\n";
+     << a.buffers.size() - weightCount - randomCount << " buffers (" << unshared
+     << " without reuse); weights: " << weights << " bytes in " << weightCount
+     << " buffers\n";
   if (randomCount)
-    os << "random weights (generated when loaded): " << random
-       << " bytes in " << randomCount << " buffers\n";
+    os << "random weights (generated when loaded): " << random << " bytes in "
+       << randomCount << " buffers\n";
   for (const TensorSignature &t : a.inputs)
     os << "input '" << t.name << "': " << dtypeName(t.dtype)
        << shapeString(t.shape) << " at " << refString(a, t.ref) << "\n";
@@ -783,8 +814,8 @@ std::string describeArtifact(const Artifact &a) {
       os << "gemm " << dtypeName(g.aType) << "x" << dtypeName(g.bType) << "->"
          << dtypeName(g.cType) << " batch=" << g.batch << " m=" << g.m
          << " n=" << g.n << " k=" << g.k << " transA=" << g.transA
-         << " transB=" << g.transB << " beta=" << g.beta << " A="
-         << refString(a, g.a) << " B=" << refString(a, g.b)
+         << " transB=" << g.transB << " beta=" << g.beta
+         << " A=" << refString(a, g.a) << " B=" << refString(a, g.b)
          << " C=" << refString(a, g.c);
       break;
     }

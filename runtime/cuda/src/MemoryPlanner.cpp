@@ -63,8 +63,8 @@ uint64_t liveSizeLowerBound(const std::vector<LiveRange> &ranges,
   // Sweep over the step boundaries.
   std::map<uint64_t, int64_t> delta;
   for (const LiveRange &r : ranges) {
-    int64_t size = static_cast<int64_t>(
-        alignUp(std::max<uint64_t>(r.size, 1), alignment));
+    int64_t size =
+        static_cast<int64_t>(alignUp(std::max<uint64_t>(r.size, 1), alignment));
     delta[r.first] += size;
     delta[uint64_t(r.last) + 1] -= size;
   }

@@ -84,10 +84,14 @@ struct KernelCall {
 
 cudaDataType_t cudaType(DType type) {
   switch (type) {
-  case DType::F16: return CUDA_R_16F;
-  case DType::BF16: return CUDA_R_16BF;
-  case DType::F64: return CUDA_R_64F;
-  default: return CUDA_R_32F;
+  case DType::F16:
+    return CUDA_R_16F;
+  case DType::BF16:
+    return CUDA_R_16BF;
+  case DType::F64:
+    return CUDA_R_64F;
+  default:
+    return CUDA_R_32F;
   }
 }
 
@@ -122,10 +126,14 @@ AmpProgram::~AmpProgram() {
   if (graph)
     cudaGraphExecDestroy(graph);
   for (GemmCall &g : gemmCalls) {
-    if (g.desc) cublasLtMatmulDescDestroy(g.desc);
-    if (g.a) cublasLtMatrixLayoutDestroy(g.a);
-    if (g.b) cublasLtMatrixLayoutDestroy(g.b);
-    if (g.c) cublasLtMatrixLayoutDestroy(g.c);
+    if (g.desc)
+      cublasLtMatmulDescDestroy(g.desc);
+    if (g.a)
+      cublasLtMatrixLayoutDestroy(g.a);
+    if (g.b)
+      cublasLtMatrixLayoutDestroy(g.b);
+    if (g.c)
+      cublasLtMatrixLayoutDestroy(g.c);
   }
   for (cudaLibrary_t library : libraries)
     if (library)
@@ -143,8 +151,8 @@ bool AmpProgram::loadRandomWeights() {
   for (size_t i = 0; i < artifact.buffers.size(); ++i)
     if (artifact.buffers[i].kind == BufferKind::Random) {
       offsets[i] = total;
-      total += (artifact.buffers[i].size + kAlignment - 1) / kAlignment *
-               kAlignment;
+      total +=
+          (artifact.buffers[i].size + kAlignment - 1) / kAlignment * kAlignment;
     }
   if (!total)
     return true;
@@ -260,22 +268,20 @@ bool AmpProgram::prepareGemm(const Step &step) {
   cudaDataType_t scale = call.f64 ? CUDA_R_64F : CUDA_R_32F;
   if (!cublasOk(cublasLtMatmulDescCreate(&call.desc, compute, scale),
                 what + " descriptor") ||
-      !cublasOk(cublasLtMatmulDescSetAttribute(call.desc,
-                                               CUBLASLT_MATMUL_DESC_TRANSA,
-                                               &opX, sizeof(opX)),
+      !cublasOk(cublasLtMatmulDescSetAttribute(
+                    call.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opX, sizeof(opX)),
                 what) ||
-      !cublasOk(cublasLtMatmulDescSetAttribute(call.desc,
-                                               CUBLASLT_MATMUL_DESC_TRANSB,
-                                               &opY, sizeof(opY)),
+      !cublasOk(cublasLtMatmulDescSetAttribute(
+                    call.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opY, sizeof(opY)),
                 what))
     return false;
   auto layout = [&](cublasLtMatrixLayout_t &out, DType type, int64_t rows,
                     int64_t cols, int64_t ld, int64_t stride) {
     int32_t batch = int32_t(g.batch);
     int64_t strideElements = stride;
-    return cublasOk(cublasLtMatrixLayoutCreate(&out, cudaType(type), rows,
-                                               cols, ld),
-                    what + " layout") &&
+    return cublasOk(
+               cublasLtMatrixLayoutCreate(&out, cudaType(type), rows, cols, ld),
+               what + " layout") &&
            cublasOk(cublasLtMatrixLayoutSetAttribute(
                         out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
                         sizeof(batch)),
@@ -302,15 +308,14 @@ bool AmpProgram::prepareGemm(const Step &step) {
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      context->cublas, call.desc, call.a, call.b, call.c, call.c, preference,
-      1, &result, &found);
+      context->cublas, call.desc, call.a, call.b, call.c, call.c, preference, 1,
+      &result, &found);
   cublasLtMatmulPreferenceDestroy(preference);
   if (!cublasOk(status, what + " algorithm search"))
     return false;
   if (found == 0) {
-    lastError = what + ": cuBLASLt has no algorithm for " +
-                dtypeName(g.aType) + " x " + dtypeName(g.bType) + " -> " +
-                dtypeName(g.cType);
+    lastError = what + ": cuBLASLt has no algorithm for " + dtypeName(g.aType) +
+                " x " + dtypeName(g.bType) + " -> " + dtypeName(g.cType);
     return false;
   }
   call.algo = result.algo;
@@ -350,9 +355,15 @@ bool AmpProgram::load() {
   for (const Step &step : artifact.steps) {
     bool ok = true;
     switch (step.kind) {
-    case Step::Kind::Kernel: ok = prepareKernel(step); break;
-    case Step::Kind::Gemm: ok = prepareGemm(step); break;
-    case Step::Kind::Copy: callOf.push_back(-1); break;
+    case Step::Kind::Kernel:
+      ok = prepareKernel(step);
+      break;
+    case Step::Kind::Gemm:
+      ok = prepareGemm(step);
+      break;
+    case Step::Kind::Copy:
+      callOf.push_back(-1);
+      break;
     }
     if (!ok)
       return false;
@@ -386,8 +397,8 @@ bool AmpProgram::launch() {
                                : static_cast<const void *>(&g.beta);
       if (!cublasOk(cublasLtMatmul(context->cublas, g.desc, alpha, g.x, g.a,
                                    g.y, g.b, beta, g.out, g.c, g.out, g.c,
-                                   &g.algo, context->workspace,
-                                   kWorkspaceBytes, stream),
+                                   &g.algo, context->workspace, kWorkspaceBytes,
+                                   stream),
                     "step " + std::to_string(i) + " ('" + step.name +
                         "'): cublasLtMatmul"))
         return false;
@@ -395,10 +406,8 @@ bool AmpProgram::launch() {
     }
     case Step::Kind::Copy:
       if (!cudaOk(cudaMemcpyAsync(address(step.dst), address(step.src),
-                                  step.bytes, cudaMemcpyDeviceToDevice,
-                                  stream),
-                  "step " + std::to_string(i) + " ('" + step.name +
-                      "'): copy"))
+                                  step.bytes, cudaMemcpyDeviceToDevice, stream),
+                  "step " + std::to_string(i) + " ('" + step.name + "'): copy"))
         return false;
       break;
     }
@@ -421,10 +430,10 @@ AmpStatus ampCreateContext(int device, AmpContext **context) {
   int count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0)
-    return fail(std::string("no CUDA device: ") +
-                    (status == cudaSuccess ? "none found"
-                                           : cudaGetErrorString(status)),
-                AMP_NO_DEVICE);
+    return fail(
+        std::string("no CUDA device: ") +
+            (status == cudaSuccess ? "none found" : cudaGetErrorString(status)),
+        AMP_NO_DEVICE);
   if (device < 0 || device >= count)
     return fail("no CUDA device " + std::to_string(device) + " (there are " +
                 std::to_string(count) + ")");
@@ -434,8 +443,7 @@ AmpStatus ampCreateContext(int device, AmpContext **context) {
   if (!cudaOk(cudaSetDevice(device), "selecting the device") ||
       !cudaOk(cudaGetDeviceProperties(&properties, device),
               "reading the device properties") ||
-      !cudaOk(cudaStreamCreateWithFlags(&result->stream,
-                                        cudaStreamNonBlocking),
+      !cudaOk(cudaStreamCreateWithFlags(&result->stream, cudaStreamNonBlocking),
               "creating a stream") ||
       !cublasOk(cublasLtCreate(&result->cublas), "creating cuBLASLt") ||
       !cudaOk(cudaMalloc(&result->workspace, kWorkspaceBytes),
@@ -460,8 +468,7 @@ void ampDestroyContext(AmpContext *context) {
   delete context;
 }
 
-AmpStatus ampLoad(AmpContext *context, const char *path,
-                  AmpProgram **program) {
+AmpStatus ampLoad(AmpContext *context, const char *path, AmpProgram **program) {
   if (!context || !path || !program)
     return fail("ampLoad: null argument");
   *program = nullptr;
@@ -503,11 +510,16 @@ AmpStatus ampGetTensorInfo(const AmpProgram *program, int isOutput, int index,
     return fail(std::string("no ") + (isOutput ? "output " : "input ") +
                 std::to_string(index));
   const TensorSignature &t = list[index];
-  if (name) *name = t.name.c_str();
-  if (dtype) *dtype = int(t.dtype);
-  if (rank) *rank = int(t.shape.size());
-  if (shape) *shape = t.shape.data();
-  if (bytes) *bytes = t.byteSize();
+  if (name)
+    *name = t.name.c_str();
+  if (dtype)
+    *dtype = int(t.dtype);
+  if (rank)
+    *rank = int(t.shape.size());
+  if (shape)
+    *shape = t.shape.data();
+  if (bytes)
+    *bytes = t.byteSize();
   return AMP_OK;
 }
 
@@ -532,8 +544,9 @@ AmpStatus ampExecute(AmpProgram *program) {
     return program->launch() ? AMP_OK : AMP_ERROR;
   if (!program->graph) {
     cudaGraph_t graph;
-    if (!cudaOk(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
-                "starting graph capture"))
+    if (!cudaOk(
+            cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+            "starting graph capture"))
       return AMP_ERROR;
     bool launched = program->launch();
     std::string launchError = lastError;
@@ -543,8 +556,7 @@ AmpStatus ampExecute(AmpProgram *program) {
       cudaGraphDestroy(graph);
       return fail(launchError);
     }
-    cudaError_t status =
-        cudaGraphInstantiate(&program->graph, graph, 0);
+    cudaError_t status = cudaGraphInstantiate(&program->graph, graph, 0);
     cudaGraphDestroy(graph);
     if (!cudaOk(status, "instantiating the CUDA graph"))
       return AMP_ERROR;
@@ -569,8 +581,7 @@ AmpStatus ampGetOutput(AmpProgram *program, int index, void *host) {
     return fail("ampGetOutput: bad argument");
   const TensorSignature &t = program->artifact.outputs[index];
   if (!cudaOk(cudaMemcpyAsync(host, program->address(t.ref), t.byteSize(),
-                              cudaMemcpyDeviceToHost,
-                              program->context->stream),
+                              cudaMemcpyDeviceToHost, program->context->stream),
               "copying output '" + t.name + "'"))
     return AMP_ERROR;
   return ampSynchronize(program);

@@ -32,14 +32,22 @@ int main(int argc, char **argv) {
       return end && !*end && out > 0;
     };
     bool ok = true;
-    if (arg == "--m") ok = number(m);
-    else if (arg == "--n") ok = number(n);
-    else if (arg == "--k") ok = number(k);
-    else if (arg == "--batch") ok = number(batch);
-    else if (arg == "--trans-b") transB = true;
-    else if (arg == "--dtype" && i + 1 < argc) dtype = argv[++i];
-    else if (arg == "-o" && i + 1 < argc) output = argv[++i];
-    else ok = false;
+    if (arg == "--m")
+      ok = number(m);
+    else if (arg == "--n")
+      ok = number(n);
+    else if (arg == "--k")
+      ok = number(k);
+    else if (arg == "--batch")
+      ok = number(batch);
+    else if (arg == "--trans-b")
+      transB = true;
+    else if (arg == "--dtype" && i + 1 < argc)
+      dtype = argv[++i];
+    else if (arg == "-o" && i + 1 < argc)
+      output = argv[++i];
+    else
+      ok = false;
     if (!ok) {
       std::fprintf(stderr, "amp-gpu-make-gemm: error: bad argument '%s'\n",
                    arg.c_str());
@@ -69,8 +77,10 @@ int main(int argc, char **argv) {
         {BufferKind::Arena, ranges[i].size, plan.offsets[i], names[i]});
   a.arenaSize = plan.peak;
   a.inputs = {{"a", type, {batch, m, k}, {0, 0}},
-              {"b", type, transB ? std::vector<int64_t>{batch, n, k}
-                                 : std::vector<int64_t>{batch, k, n},
+              {"b",
+               type,
+               transB ? std::vector<int64_t>{batch, n, k}
+                      : std::vector<int64_t>{batch, k, n},
                {1, 0}}};
   a.outputs = {{"c", DType::F32, {batch, m, n}, {2, 0}}};
   Step step;

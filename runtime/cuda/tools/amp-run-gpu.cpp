@@ -45,19 +45,45 @@ int usageError(const std::string &message) {
 bool toElementType(amp_gpu::DType type, ElementType &out) {
   using amp_gpu::DType;
   switch (type) {
-  case DType::F32: out = ElementType::F32; return true;
-  case DType::F16: out = ElementType::F16; return true;
-  case DType::BF16: out = ElementType::BF16; return true;
-  case DType::F64: out = ElementType::F64; return true;
-  case DType::I64: out = ElementType::I64; return true;
-  case DType::I32: out = ElementType::I32; return true;
-  case DType::I16: out = ElementType::I16; return true;
-  case DType::I8: out = ElementType::I8; return true;
-  case DType::U64: out = ElementType::U64; return true;
-  case DType::U32: out = ElementType::U32; return true;
-  case DType::U16: out = ElementType::U16; return true;
-  case DType::U8: out = ElementType::U8; return true;
-  case DType::Bool: out = ElementType::Bool; return true;
+  case DType::F32:
+    out = ElementType::F32;
+    return true;
+  case DType::F16:
+    out = ElementType::F16;
+    return true;
+  case DType::BF16:
+    out = ElementType::BF16;
+    return true;
+  case DType::F64:
+    out = ElementType::F64;
+    return true;
+  case DType::I64:
+    out = ElementType::I64;
+    return true;
+  case DType::I32:
+    out = ElementType::I32;
+    return true;
+  case DType::I16:
+    out = ElementType::I16;
+    return true;
+  case DType::I8:
+    out = ElementType::I8;
+    return true;
+  case DType::U64:
+    out = ElementType::U64;
+    return true;
+  case DType::U32:
+    out = ElementType::U32;
+    return true;
+  case DType::U16:
+    out = ElementType::U16;
+    return true;
+  case DType::U8:
+    out = ElementType::U8;
+    return true;
+  case DType::Bool:
+    out = ElementType::Bool;
+    return true;
   }
   return false;
 }
@@ -65,10 +91,14 @@ bool toElementType(amp_gpu::DType type, ElementType &out) {
 /// The tolerance a dtype's rounding allows when none is given.
 double defaultRelTolerance(ElementType type) {
   switch (type) {
-  case ElementType::F16: return 1e-2;
-  case ElementType::BF16: return 4e-2;
-  case ElementType::F32: return 1e-3;
-  default: return 0;
+  case ElementType::F16:
+    return 1e-2;
+  case ElementType::BF16:
+    return 4e-2;
+  case ElementType::F32:
+    return 1e-3;
+  default:
+    return 0;
   }
 }
 
@@ -115,13 +145,16 @@ int main(int argc, char **argv) {
       std::fputs(kUsage, stdout);
       return 0;
     } else if (arg == "-i") {
-      if (!value(v)) return usageError("-i needs a file");
+      if (!value(v))
+        return usageError("-i needs a file");
       inputFiles.push_back(v);
     } else if (arg == "--compare-to") {
-      if (!value(v)) return usageError("--compare-to needs a file");
+      if (!value(v))
+        return usageError("--compare-to needs a file");
       references.push_back(v);
     } else if (arg == "--output-dir") {
-      if (!value(outputDir)) return usageError("--output-dir needs a folder");
+      if (!value(outputDir))
+        return usageError("--output-dir needs a folder");
     } else if (arg == "--random-inputs") {
       randomInputs = true;
     } else if (arg == "--describe") {
@@ -130,16 +163,22 @@ int main(int argc, char **argv) {
       graph = true;
     } else if (arg == "--seed" || arg == "--device" || arg == "--benchmark" ||
                arg == "--rtol" || arg == "--atol") {
-      if (!value(v)) return usageError(arg + " needs a value");
+      if (!value(v))
+        return usageError(arg + " needs a value");
       char *end = nullptr;
       double number = std::strtod(v.c_str(), &end);
       if (!end || *end || number < 0)
         return usageError(arg + ": '" + v + "' is not a number >= 0");
-      if (arg == "--seed") seed = unsigned(number);
-      if (arg == "--device") device = int(number);
-      if (arg == "--benchmark") benchmark = int(number);
-      if (arg == "--rtol") rtol = number;
-      if (arg == "--atol") atol = number;
+      if (arg == "--seed")
+        seed = unsigned(number);
+      if (arg == "--device")
+        device = int(number);
+      if (arg == "--benchmark")
+        benchmark = int(number);
+      if (arg == "--rtol")
+        rtol = number;
+      if (arg == "--atol")
+        atol = number;
     } else if (!arg.empty() && arg[0] == '-') {
       return usageError("unknown option '" + arg + "'");
     } else if (model.empty()) {
@@ -251,8 +290,10 @@ int main(int argc, char **argv) {
       break;
     }
     if (want.shape != outputs[i].shape) {
-      std::fprintf(stderr, "amp-run-gpu: error: '%s': shape %s, output '%s' "
-                   "is %s\n", references[i].c_str(),
+      std::fprintf(stderr,
+                   "amp-run-gpu: error: '%s': shape %s, output '%s' "
+                   "is %s\n",
+                   references[i].c_str(),
                    amp_runtime::formatShape(want.shape).c_str(), name.c_str(),
                    amp_runtime::formatShape(outputs[i].shape).c_str());
       rc = 1;

@@ -110,6 +110,39 @@ func.func @integer_and_scalar(%a: memref<4x8xi32>, %b: memref<8x5xi32>, %c: memr
 
 // -----
 
+// CHECK-LABEL: func.func @split_sum
+// A long reduction with one output point is split: 512 threads sum 16
+// elements each into a partial buffer (filled with 0, the neutral element
+// of addf), then one thread adds the partials into the output.
+// CHECK: %[[CHUNKS:.+]] = memref.expand_shape %{{.+}} {{\[\[}}0, 1]] output_shape [512, 16] : memref<8192xf32> into memref<512x16xf32>
+// CHECK: %[[PARTIAL:.+]] = memref.alloc() : memref<512xf32>
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.+}}, %[[PARTIAL]]
+// CHECK: gpu.launch blocks(%{{.+}}) in (%{{.+}} = %[[TWO:.+]], {{.+}}) threads(%{{.+}}) in (%{{.+}} = %[[T256:.+]],
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step
+// CHECK: memref.load %[[CHUNKS]][%{{.+}}, %{{.+}}] : memref<512x16xf32>
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: memref.store %{{.+}}, %[[PARTIAL]]
+// CHECK: gpu.launch
+// CHECK: scf.for
+// CHECK: memref.load %[[PARTIAL]]
+// CHECK: arith.addf
+// CHECK: memref.store %{{.+}}, %{{.+}}[] : memref<f32>
+func.func @split_sum(%x: memref<8192xf32>, %s: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%x : memref<8192xf32>) outs(%s : memref<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sq = arith.mulf %in, %in : f32
+    %sum = arith.addf %sq, %acc : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
 // expected-error @+1 {{the CUDA target needs static shapes; argument 'memref<?x4xf32>' has dynamic dimensions}}
 func.func @dynamic(%x: memref<?x4xf32>) {
   return

@@ -3,6 +3,7 @@
 // RUN: test ! -e %t.ampgpu
 // RUN: not amp-opt %s --amp-target=cuda 2>&1 | FileCheck %s --check-prefix=STDOUT
 // RUN: not amp-opt %s --amp-target=tpu -o %t.x 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not amp-opt %s --amp-target=cuda -o %t.onnx 2>&1 | FileCheck %s --check-prefix=ONNX
 // RUN: not amp-opt %s --amp-target=cuda --amp-cuda-entry=nope -o %t.x 2>&1 | FileCheck %s --check-prefix=ENTRY
 // RUN: not amp-run-gpu %s --describe 2>&1 | FileCheck %s --check-prefix=MAGIC
 // RUN: amp-opt %S/artifact.mlir --amp-target=cuda --amp-cuda-no-cubin -o %t.good
@@ -15,6 +16,7 @@
 // DYNAMIC: error: the CUDA target needs static shapes; argument 'memref<?x4xf32>' has dynamic dimensions
 // STDOUT: error: --amp-target=cuda needs a file (-o model.ampgpu)
 // TARGET: error: unknown --amp-target 'tpu' (expected cpu or cuda)
+// ONNX: error: --amp-target=cuda writes an artifact (not --amp-import-only or ONNX output)
 // ENTRY: error: no function @nope to compile for CUDA
 // MAGIC: amp-run-gpu: error: '{{.*}}errors.mlir': not an amp GPU artifact (bad magic)
 // TRUNCATED: amp-run-gpu: error: '{{.*}}.short': the file is 100 bytes but its header says {{[0-9]+}} (truncated)

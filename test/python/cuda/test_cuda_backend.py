@@ -40,7 +40,7 @@ SHARED_EXPORTS = "/tmp/amp-models/opset17"
 TORCH_MODELS = ("resnet18", "bert_encoder", "gpt2_decoder")
 # ||amp f16 - onnxruntime fp32|| / ||ref|| bounds (test_cpu_real_models.py).
 F16_BOUND = {"resnet18": 2e-3, "bert_encoder": 2e-3, "gpt2_decoder": 2e-3,
-             "mlp": 2e-3, "conv_block": 2e-3, "small_convnet": 2e-3}
+             "mlp": 2e-3, "conv_block": 2e-3, "small_convnet": 2e-3, "reductions": 2e-3}
 EMULATION_BOUND = 2e-3
 TIMEOUT = 900
 
@@ -83,6 +83,8 @@ def models(tmp_path_factory):
                  os.path.join(REPO, "examples", "small_convnet.onnxtxt"), path])
         elif name in ("mlp", "conv_block"):
             onnx.save(getattr(build_onnx, name)(17), path)
+        elif name == "reductions":
+            onnx.save(reductions_model(), path)
         else:
             manifest = os.path.join(SHARED_EXPORTS, "manifest.json")
             entry = None
@@ -103,6 +105,21 @@ def models(tmp_path_factory):
         return cache[name]
 
     return get
+
+
+def reductions_model():
+    """Long reductions with few outputs, which the CUDA lowering splits
+    across threads: row means of [8, 16384] and a full sum of squares."""
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 16384])
+    mean = helper.make_tensor_value_info("mean", TensorProto.FLOAT, [8, 1])
+    total = helper.make_tensor_value_info("total", TensorProto.FLOAT, [])
+    axes = helper.make_tensor("axes", TensorProto.INT64, [1], [1])
+    nodes = [helper.make_node("ReduceMean", ["x", "axes"], ["mean"], name="row_mean"),
+             helper.make_node("ReduceSumSquare", ["x"], ["total"], keepdims=0,
+                              name="sum_squares")]
+    graph = helper.make_graph(nodes, "reductions", [x], [mean, total], [axes])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
 def onnxruntime_outputs(path, inputs):
@@ -131,7 +148,7 @@ def make_inputs(path, folder):
     return files, arrays
 
 
-CASES = [("small_convnet", "f16"), ("mlp", "f16"), ("conv_block", "f16"),
+CASES = [("reductions", "f16"), ("small_convnet", "f16"), ("mlp", "f16"), ("conv_block", "f16"),
          ("conv_block", "bf16"), ("resnet18", "f16"), ("bert_encoder", "f16"),
          ("bert_encoder", "bf16"), ("gpt2_decoder", "f16")]
 

@@ -32,7 +32,10 @@ Artifact makeArtifact() {
   a.arenaSize = 768;
   a.inputs = {{"x", DType::F16, {8, 8}, {0, 0}}};
   a.outputs = {{"z", DType::F32, {8, 8}, {3, 0}}};
-  a.modules = {{ModuleFormat::Cubin, "sm_90", std::string("\x7f" "ELF", 4)},
+  a.modules = {{ModuleFormat::Cubin, "sm_90",
+                std::string("\x7f"
+                            "ELF",
+                            4)},
                {ModuleFormat::Ptx, "sm_90", ".version 8.0"}};
   a.kernels = {{"Relu_0", {0, 1}}};
   Step gemm;

@@ -35,8 +35,9 @@ uint64_t bruteForcePeak(const std::vector<LiveRange> &ranges) {
           if (!placed[j] || ranges[i].last < ranges[j].first ||
               ranges[j].last < ranges[i].first)
             continue;
-          uint64_t other = (std::max<uint64_t>(ranges[j].size, 1) + kAlign -
-                            1) / kAlign * kAlign;
+          uint64_t other =
+              (std::max<uint64_t>(ranges[j].size, 1) + kAlign - 1) / kAlign *
+              kAlign;
           if (offset < offsets[j] + other && offsets[j] < offset + size) {
             offset = offsets[j] + other;
             moved = true;
@@ -81,8 +82,8 @@ TEST(MemoryPlannerTest, RandomCasesAreValidAndNearTheBounds) {
     std::vector<LiveRange> ranges;
     for (size_t i = 0; i < count; ++i) {
       uint32_t first = rng() % 8;
-      ranges.push_back({uint64_t(1 + rng() % 4000), first,
-                        first + uint32_t(rng() % 5)});
+      ranges.push_back(
+          {uint64_t(1 + rng() % 4000), first, first + uint32_t(rng() % 5)});
     }
     MemoryPlan plan = planMemory(ranges, kAlign);
     std::string error;

@@ -1,4 +1,5 @@
-//===- Artifact.h - the .ampgpu file: schedule, kernels, weights -*- C++ -*-===//
+//===- Artifact.h - the .ampgpu file: schedule, kernels, weights -*- C++
+//-*-===//
 //
 // An amp GPU artifact is one file that `amp-opt --amp-target=cuda` writes
 // on a CPU machine and the CUDA runtime loads on a GPU machine. It holds
@@ -28,9 +29,19 @@ constexpr uint32_t kFormatVersion = 1;
 constexpr uint64_t kAlignment = 256;
 
 enum class DType : uint32_t {
-  F32 = 1, F16 = 2, BF16 = 3, F64 = 4,
-  I64 = 5, I32 = 6, I16 = 7, I8 = 8,
-  U64 = 9, U32 = 10, U16 = 11, U8 = 12, Bool = 13,
+  F32 = 1,
+  F16 = 2,
+  BF16 = 3,
+  F64 = 4,
+  I64 = 5,
+  I32 = 6,
+  I16 = 7,
+  I8 = 8,
+  U64 = 9,
+  U32 = 10,
+  U16 = 11,
+  U8 = 12,
+  Bool = 13,
 };
 /// Bytes per element; 0 for an unknown value.
 uint64_t dtypeSize(DType type);
@@ -51,9 +62,9 @@ enum class BufferKind : uint32_t {
 
 struct Buffer {
   BufferKind kind = BufferKind::Arena;
-  uint64_t size = 0;   // bytes
-  uint64_t offset = 0; // in the arena or in the weights blob
-  std::string name;    // for messages: the value it holds
+  uint64_t size = 0;        // bytes
+  uint64_t offset = 0;      // in the arena or in the weights blob
+  std::string name;         // for messages: the value it holds
   DType dtype = DType::F32; // Random: the element type
   float scale = 0;          // Random: the range
   uint64_t seed = 0;        // Random: the generator's seed
@@ -83,7 +94,7 @@ struct Module {
 };
 
 struct Kernel {
-  std::string name;           // the entry symbol
+  std::string name;              // the entry symbol
   std::vector<uint32_t> modules; // the same code in each format
 };
 
@@ -91,16 +102,20 @@ struct Kernel {
 /// allocated pointer, aligned pointer, offset, sizes, strides.
 struct KernelArg {
   enum class Kind : uint32_t {
-    MemRef = 0, I64 = 1, I32 = 2, F32 = 3, F64 = 4,
+    MemRef = 0,
+    I64 = 1,
+    I32 = 2,
+    F32 = 3,
+    F64 = 4,
     B16 = 5, // f16, bf16, i16
     B8 = 6,  // i8, i1
   };
   Kind kind = Kind::MemRef;
-  BufferRef ref;       // MemRef
+  BufferRef ref; // MemRef
   DType dtype = DType::F32;
-  int64_t offset = 0;  // elements
+  int64_t offset = 0; // elements
   std::vector<int64_t> sizes, strides;
-  uint64_t bits = 0;   // scalars, as their bit pattern
+  uint64_t bits = 0; // scalars, as their bit pattern
 };
 
 /// Row-major C = alpha * op(A) x op(B) + beta * C, `batch` times.
@@ -108,7 +123,7 @@ struct Gemm {
   DType aType = DType::F16, bType = DType::F16, cType = DType::F32;
   uint32_t transA = 0, transB = 0;
   int64_t batch = 1, m = 0, n = 0, k = 0;
-  int64_t lda = 0, ldb = 0, ldc = 0;          // row strides, elements
+  int64_t lda = 0, ldb = 0, ldc = 0;             // row strides, elements
   int64_t strideA = 0, strideB = 0, strideC = 0; // batch strides, elements
   float alpha = 1, beta = 1;
   BufferRef a, b, c;
@@ -131,8 +146,8 @@ struct Step {
 };
 
 struct Artifact {
-  std::string producer;  // "amp-opt <version>"
-  std::string source;    // the model it was compiled from
+  std::string producer; // "amp-opt <version>"
+  std::string source;   // the model it was compiled from
   uint64_t arenaSize = 0;
   std::vector<Buffer> buffers;
   std::vector<TensorSignature> inputs, outputs;

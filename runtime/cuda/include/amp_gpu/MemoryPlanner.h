@@ -29,8 +29,7 @@ struct MemoryPlan {
   uint64_t peak = 0;             // the arena size
 };
 
-MemoryPlan planMemory(const std::vector<LiveRange> &ranges,
-                      uint64_t alignment);
+MemoryPlan planMemory(const std::vector<LiveRange> &ranges, uint64_t alignment);
 
 /// The largest total (aligned) size of the buffers live at one step: no
 /// plan can need less.

@@ -25,8 +25,8 @@ extern "C" {
 
 typedef enum AmpStatus {
   AMP_OK = 0,
-  AMP_ERROR = 1,        /* bad artifact, bad argument, failed CUDA call */
-  AMP_NO_DEVICE = 2,    /* no usable CUDA device or driver */
+  AMP_ERROR = 1,     /* bad artifact, bad argument, failed CUDA call */
+  AMP_NO_DEVICE = 2, /* no usable CUDA device or driver */
 } AmpStatus;
 
 typedef struct AmpContext AmpContext;
@@ -41,19 +41,22 @@ AMP_GPU_API AmpStatus ampCreateContext(int device, AmpContext **context);
 AMP_GPU_API void ampDestroyContext(AmpContext *context);
 
 /* Reads, validates and loads an artifact: device code, weights, arena. */
-AMP_GPU_API AmpStatus ampLoad(AmpContext *context, const char *path, AmpProgram **program);
+AMP_GPU_API AmpStatus ampLoad(AmpContext *context, const char *path,
+                              AmpProgram **program);
 AMP_GPU_API void ampUnload(AmpProgram *program);
 
 /* The I/O signature. dtype codes are amp_gpu::DType (1 f32, 2 f16, 3 bf16,
  * 4 f64, 5 i64, 6 i32, 7 i16, 8 i8, 9-12 ui64..ui8, 13 bool). */
 AMP_GPU_API int ampGetNumInputs(const AmpProgram *program);
 AMP_GPU_API int ampGetNumOutputs(const AmpProgram *program);
-AMP_GPU_API AmpStatus ampGetTensorInfo(const AmpProgram *program, int isOutput, int index,
-                           const char **name, int *dtype, int *rank,
-                           const int64_t **shape, uint64_t *bytes);
+AMP_GPU_API AmpStatus ampGetTensorInfo(const AmpProgram *program, int isOutput,
+                                       int index, const char **name, int *dtype,
+                                       int *rank, const int64_t **shape,
+                                       uint64_t *bytes);
 
 /* Copies input `index` from host memory (dense, row-major) to the device. */
-AMP_GPU_API AmpStatus ampSetInput(AmpProgram *program, int index, const void *host);
+AMP_GPU_API AmpStatus ampSetInput(AmpProgram *program, int index,
+                                  const void *host);
 /* Runs the schedule on the stream (asynchronously). With graph capture on,
  * the first call records a CUDA graph and later calls replay it. */
 AMP_GPU_API AmpStatus ampExecute(AmpProgram *program);
@@ -61,13 +64,13 @@ AMP_GPU_API AmpStatus ampExecute(AmpProgram *program);
 AMP_GPU_API AmpStatus ampGetOutput(AmpProgram *program, int index, void *host);
 /* Set inputs, execute, get outputs. */
 AMP_GPU_API AmpStatus ampRun(AmpProgram *program, const void *const *inputs,
-                 void *const *outputs);
+                             void *const *outputs);
 AMP_GPU_API AmpStatus ampSetGraphCapture(AmpProgram *program, int enable);
 AMP_GPU_API AmpStatus ampSynchronize(AmpProgram *program);
 /* Device time of `iterations` executions after `warmup` ones, in ms per
  * execution (CUDA events on the stream). */
-AMP_GPU_API AmpStatus ampBenchmark(AmpProgram *program, int warmup, int iterations,
-                       double *millisecondsPerRun);
+AMP_GPU_API AmpStatus ampBenchmark(AmpProgram *program, int warmup,
+                                   int iterations, double *millisecondsPerRun);
 
 #ifdef __cplusplus
 }
