@@ -70,6 +70,7 @@ struct ConstantOpLowering : public OpConversionPattern<amp::ConstantOp> {
 
 struct ConvertAmpToLinalgPass
     : public amp::impl::ConvertAmpToLinalgBase<ConvertAmpToLinalgPass> {
+  using ConvertAmpToLinalgBase::ConvertAmpToLinalgBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
@@ -103,7 +104,7 @@ struct ConvertAmpToLinalgPass
     populatePoolingPatterns(converter, patterns);
     populateNormalizationPatterns(converter, patterns);
     populateLossPatterns(converter, patterns);
-    populateTrainingPatterns(converter, patterns);
+    populateTrainingPatterns(converter, patterns, parallelUnscale);
     populateShapePatterns(converter, patterns);
     populateSliceConcatPatterns(converter, patterns);
     populatePadTilePatterns(converter, patterns);

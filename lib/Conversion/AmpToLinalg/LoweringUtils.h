@@ -223,7 +223,8 @@ void populateGemmPatterns(TypeConverter &converter,
 void populateGeneratorPatterns(TypeConverter &converter,
                                RewritePatternSet &patterns);
 void populateTrainingPatterns(TypeConverter &converter,
-                                 RewritePatternSet &patterns);
+                              RewritePatternSet &patterns,
+                              bool parallelUnscale = false);
 void populateLossPatterns(TypeConverter &converter,
                           RewritePatternSet &patterns);
 void populateNormalizationPatterns(TypeConverter &converter,

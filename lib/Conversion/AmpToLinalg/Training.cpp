@@ -4,6 +4,9 @@
 // elements that multiplies by 1/scale, stores the product and ORs its
 // non-finiteness into a flag carried by the loop: each gradient is read
 // once. The flags give the per-tensor `nonfinite` vector and `found_inf`.
+// With `parallel-unscale` (the CUDA pipeline) each gradient gets two
+// linalg ops instead, which run in parallel: an elementwise unscale and a
+// max-reduction of the stored values' non-finiteness.
 //
 // amp.gradient_seed (unscaled) is the constant 1.
 //
@@ -22,20 +25,89 @@ namespace mlir::amp::lowering {
 
 namespace {
 
+/// The parallel form: y = round(x * inv) elementwise, then
+/// flag = max over y of (y - y is NaN ? 1 : 0), both linalg ops.
+std::pair<Value, Value> unscaleInParallel(OpBuilder &b, Location loc,
+                                          Value grad, Value invScale) {
+  auto type = cast<RankedTensorType>(grad.getType());
+  Type storage = type.getElementType(), f32 = b.getF32Type();
+  int64_t rank = type.getRank();
+  MLIRContext *context = b.getContext();
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  AffineMap scalar = AffineMap::get(rank, 0, {}, context);
+  SmallVector<utils::IteratorType> parallel(rank,
+                                            utils::IteratorType::parallel);
+  Value unscaled =
+      b.create<linalg::GenericOp>(
+           loc, TypeRange{type}, ValueRange{grad, invScale},
+           ValueRange{emptyTensor(b, loc, type, {})},
+           SmallVector<AffineMap>{identity, scalar, identity}, parallel,
+           [&](OpBuilder &nb, Location l, ValueRange args) {
+             Value x = toComputeType(nb, l, args[0]);
+             Value scale =
+                 convertScalar(nb, l, args[1], x.getType(), false, false);
+             Value y = nb.create<arith::MulFOp>(l, x, scale);
+             nb.create<linalg::YieldOp>(
+                 l, convertScalar(nb, l, y, storage, false, false));
+           })
+          .getResult(0);
+  // The check reads the gradient as one dimension, so that a backend can
+  // split the reduction across threads.
+  auto flatType = RankedTensorType::get({type.getNumElements()}, storage);
+  Value flat = reshapeTensor(b, loc, unscaled, flatType, {});
+  AffineMap flatIdentity = b.getMultiDimIdentityMap(1);
+  AffineMap flatScalar = AffineMap::get(1, 0, {}, context);
+  auto flagType = RankedTensorType::get({}, f32);
+  Value zero = constantScalar(b, loc, f32, 0);
+  Value flagInit =
+      b.create<linalg::FillOp>(loc, zero, emptyTensor(b, loc, flagType, {}))
+          .getResult(0);
+  Value flag =
+      b.create<linalg::GenericOp>(
+           loc, TypeRange{flagType}, ValueRange{flat}, ValueRange{flagInit},
+           SmallVector<AffineMap>{flatIdentity, flatScalar},
+           SmallVector<utils::IteratorType>(1, utils::IteratorType::reduction),
+           [&](OpBuilder &nb, Location l, ValueRange args) {
+             // Checked as stored: v - v is NaN exactly when v is Inf/NaN.
+             Value v = toComputeType(nb, l, args[0]);
+             Value diff = nb.create<arith::SubFOp>(l, v, v);
+             Value bad = nb.create<arith::CmpFOp>(
+                 l, arith::CmpFPredicate::UNO, diff, diff);
+             Value one = nb.create<arith::UIToFPOp>(l, f32, bad);
+             nb.create<linalg::YieldOp>(
+                 l, ValueRange{nb.create<arith::MaximumFOp>(l, one, args[1])});
+           })
+          .getResult(0);
+  return {unscaled, extractScalar(b, loc, flag)};
+}
+
 struct MultiTensorUnscaleCheckOpLowering
     : public OpConversionPattern<MultiTensorUnscaleCheckOp> {
-  using OpConversionPattern::OpConversionPattern;
+  MultiTensorUnscaleCheckOpLowering(TypeConverter &converter,
+                                    MLIRContext *context, bool parallel)
+      : OpConversionPattern(converter, context), parallel(parallel) {}
+  bool parallel;
+
   LogicalResult
   matchAndRewrite(MultiTensorUnscaleCheckOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type f32 = rewriter.getF32Type(), i1 = rewriter.getI1Type();
-    Value invScale = extractScalar(rewriter, loc, adaptor.getInvScale());
+    Value invScale = parallel ? Value()
+                              : extractScalar(rewriter, loc,
+                                              adaptor.getInvScale());
     SmallVector<Value> results, flags;
     for (Value grad : adaptor.getGrads()) {
       auto type = cast<RankedTensorType>(grad.getType());
       if (!type.hasStaticShape())
         return notLowerable(op, "a gradient has a dynamic shape");
+      if (parallel) {
+        auto [unscaled, flag] =
+            unscaleInParallel(rewriter, loc, grad, adaptor.getInvScale());
+        results.push_back(unscaled);
+        flags.push_back(flag);
+        continue;
+      }
       Type storage = type.getElementType();
       int64_t count = type.getNumElements();
       auto flatType = RankedTensorType::get({count}, storage);
@@ -185,9 +257,11 @@ struct GradientSeedOpLowering : public OpConversionPattern<GradientSeedOp> {
 } // namespace
 
 void populateTrainingPatterns(TypeConverter &converter,
-                              RewritePatternSet &patterns) {
-  patterns.add<MultiTensorUnscaleCheckOpLowering, DropoutMaskOpLowering,
-               GradientSeedOpLowering>(
+                              RewritePatternSet &patterns,
+                              bool parallelUnscale) {
+  patterns.add<MultiTensorUnscaleCheckOpLowering>(
+      converter, patterns.getContext(), parallelUnscale);
+  patterns.add<DropoutMaskOpLowering, GradientSeedOpLowering>(
       converter, patterns.getContext());
 }
 

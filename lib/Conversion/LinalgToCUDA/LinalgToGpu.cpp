@@ -249,6 +249,9 @@ private:
   LogicalResult launchParallel(IRRewriter &rewriter, scf::ParallelOp loop);
   LogicalResult launchSingleThread(IRRewriter &rewriter,
                                    ArrayRef<Operation *> ops);
+  /// Loads (at the top level) of scalars demoted to device buffers, which
+  /// must run in their user's launch.
+  llvm::SmallPtrSet<Operation *, 8> pendingLoads;
 };
 
 LogicalResult LinalgToGpu::convert(func::FuncOp func) {
@@ -346,6 +349,15 @@ LogicalResult LinalgToGpu::convert(func::FuncOp func) {
       if (failed(flush()))
         return failure();
       continue;
+    }
+    // The loads of scalars an earlier launch computed join their user.
+    SmallVector<Operation *> loads;
+    for (Operation *p = op->getPrevNode(); p && pendingLoads.contains(p);
+         p = p->getPrevNode())
+      loads.push_back(p);
+    for (Operation *load : llvm::reverse(loads)) {
+      group.push_back(load);
+      pendingLoads.erase(load);
     }
     group.push_back(op);
   }
@@ -503,7 +515,10 @@ LogicalResult LinalgToGpu::launchSingleThread(IRRewriter &rewriter,
       demoted.push_back({result, buffer});
       for (OpOperand *use : outside) {
         OpBuilder b(use->getOwner());
-        use->set(b.create<memref::LoadOp>(loc, buffer.getResult()));
+        auto load = b.create<memref::LoadOp>(loc, buffer.getResult());
+        use->set(load);
+        if (use->getOwner()->getBlock() == ops.front()->getBlock())
+          pendingLoads.insert(load);
       }
     }
   Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);

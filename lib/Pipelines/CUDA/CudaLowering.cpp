@@ -33,7 +33,9 @@ using namespace mlir::amp;
 /// amp -> linalg -> buffers -> launches and library GEMMs.
 static void buildCudaLaunchPipeline(OpPassManager &pm,
                                     const CudaLoweringOptions &options) {
-  pm.addPass(createConvertAmpToLinalg());
+  ConvertAmpToLinalgOptions lowering;
+  lowering.parallelUnscale = true; // loss scaling's check, in parallel
+  pm.addPass(createConvertAmpToLinalg(lowering));
   pm.addPass(createCanonicalizerPass());
   // Before fusion, while the widening generics are still separate.
   pm.addPass(createAmpPrepareCudaGemms());

@@ -35,6 +35,13 @@ def ConvertAmpToLinalg : Pass<"convert-amp-to-linalg", "::mlir::ModuleOp"> {
     initialises its output carries `amp_linalg.conv_init`). The CPU
     backend's `amp-linalg-to-runtime-calls` calls oneDNN for the fp32 ones.
   }];
+  let options = [
+    Option<"parallelUnscale", "parallel-unscale", "bool", /*default=*/"false",
+           "Lower amp.multi_tensor_unscale_check as two linalg ops per "
+           "gradient (an elementwise unscale, then a max-reduction of the "
+           "non-finite flags) that a GPU runs in parallel, instead of one "
+           "loop per gradient that reads it once (the CPU's choice)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",
