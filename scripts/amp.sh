@@ -4,7 +4,7 @@
 #   scripts/amp.sh demo   install what is missing, build, import the bundled
 #                         example model and print the result
 #   scripts/amp.sh test   install what is missing, build, run every test
-#                         (lit + FileCheck, GoogleTest, pytest)
+#                         (lit + FileCheck, GoogleTest, fuzzing, pytest)
 #   scripts/amp.sh build  install what is missing and build only
 #
 # Installing needs root (apt-get, pip); without root the script prints what
@@ -22,7 +22,7 @@ export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
 APT_PACKAGES=(cmake ninja-build ccache g++ llvm-19-dev libmlir-19-dev
   mlir-19-tools llvm-19-tools libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libonnx-testdata time python3-torch python3-torchvision
-  libdnnl-dev libzip-dev libzstd-dev)
+  libdnnl-dev libzip-dev libzstd-dev clang libclang-rt-14-dev)
 # onnx is pinned: the backend node tests and the operator version table
 # (lib/Target/ONNX/OnnxOpVersions.inc) come from this release.
 PIP_PACKAGES=(onnx==1.23.2 numpy pytest onnxruntime scikit-learn)
@@ -127,6 +127,8 @@ run_tests() {
   ninja -C "$BUILD" -j "$JOBS" check-amp-lit || status=1
   log "GoogleTest"
   "$BUILD/bin/amp-unittests" --gtest_brief=1 || status=1
+  log "fuzzing (libFuzzer + ASan + UBSan, 20 s per target)"
+  bash "$ROOT/scripts/fuzz.sh" --seconds 20 || status=1
   log "pytest"
   AMP_OPT="$BUILD/bin/amp-opt" AMP_RUN="$BUILD/bin/amp-run" \
     "$PYTHON" -m pytest -q "$ROOT/test/python" || status=1

@@ -49,6 +49,11 @@ struct Tensor {
   std::vector<char> bytes;
 
   int64_t getNumElements() const {
+    // A zero dimension first: [huge, huge, 0] holds nothing (and the
+    // product of the others must not overflow).
+    for (int64_t d : shape)
+      if (d == 0)
+        return 0;
     int64_t n = 1;
     for (int64_t d : shape)
       n *= d;

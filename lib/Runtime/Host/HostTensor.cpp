@@ -248,13 +248,21 @@ bool amp_runtime::parseNpy(const std::string &data, Tensor &tensor,
       return fail("bad shape '" + shapeText + "'");
     tensor.shape.push_back(dim);
   }
-  size_t needed =
-      static_cast<size_t>(tensor.getNumElements()) * getElementBytes(*type);
+  // The data size the shape needs, without overflowing: a huge declared
+  // shape in a small file is an error, never an allocation.
   size_t payload = data.size() - headerStart - headerLength;
-  if (payload != needed)
+  constexpr unsigned __int128 kHuge = (unsigned __int128)1 << 64;
+  unsigned __int128 needed = getElementBytes(*type);
+  for (int64_t dim : tensor.shape) {
+    needed *= static_cast<uint64_t>(dim);
+    if (needed > kHuge)
+      needed = kHuge; // saturates (a later 0 still makes it 0)
+  }
+  if (needed != payload)
     return fail("holds " + std::to_string(payload) + " bytes of data but " +
                 formatShape(tensor.shape) + " " + descr + " needs " +
-                std::to_string(needed));
+                (needed >= kHuge ? std::string("more than 2^64")
+                                 : std::to_string(uint64_t(needed))));
   tensor.bytes.assign(data.begin() + headerStart + headerLength, data.end());
   return true;
 }

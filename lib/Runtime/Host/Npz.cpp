@@ -5,6 +5,7 @@
 #include <zip.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 using namespace amp_runtime;
@@ -34,6 +35,10 @@ bool amp_runtime::readNpz(const std::string &path, NamedTensors &arrays,
   Archive archive(zip_open(path.c_str(), ZIP_RDONLY, &code));
   if (!archive)
     return fail("cannot read as .npz: " + zipError(code));
+  std::error_code sizeError;
+  zip_uint64_t fileSize = std::filesystem::file_size(path, sizeError);
+  if (sizeError)
+    return fail("cannot read its size");
   zip_int64_t count = zip_get_num_entries(archive.get(), 0);
   arrays.clear();
   for (zip_int64_t i = 0; i < count; ++i) {
@@ -44,9 +49,18 @@ bool amp_runtime::readNpz(const std::string &path, NamedTensors &arrays,
     std::string name = stat.name;
     if (name.size() < 4 || name.compare(name.size() - 4, 4, ".npy") != 0)
       return fail("entry '" + name + "' is not a .npy array");
-    // Refuse sizes no state file has before allocating (zip bombs).
+    // Refuse sizes no state file has before allocating (zip bombs), and
+    // sizes the entry cannot hold: deflate expands at most ~1032:1, a
+    // stored entry not at all.
     if (stat.size > (zip_uint64_t(1) << 36))
       return fail("entry '" + name + "' is larger than 64 GiB");
+    if (!(stat.valid & ZIP_STAT_COMP_SIZE) || stat.comp_size > fileSize)
+      return fail("entry '" + name + "' declares more compressed bytes "
+                  "than the file has");
+    if (stat.size > stat.comp_size * zip_uint64_t(1032) + 1024)
+      return fail("entry '" + name + "' declares " +
+                  std::to_string(stat.size) + " bytes but holds " +
+                  std::to_string(stat.comp_size) + " compressed");
     std::unique_ptr<zip_file_t, int (*)(zip_file_t *)> file(
         zip_fopen_index(archive.get(), i, 0), zip_fclose);
     if (!file)

@@ -123,6 +123,30 @@ void doubleIt(void **args) {
   std::memcpy(result, descriptor, sizeof(descriptor));
 }
 
+TEST(HostTensor, HugeShapesAreErrorsNotOverflows) {
+  // Found by scripts/fuzz.sh (test/fuzz/corpus/npy/regression-*): shapes
+  // whose element count overflows int64 in a small file.
+  auto npy = [](const std::string &shape, size_t payload) {
+    std::string header = "{'descr': '<f4', 'fortran_order': False, "
+                         "'shape': (" + shape + "), }";
+    header.append(63 - (10 + header.size()) % 64, ' ');
+    header += '\n';
+    std::string data("\x93NUMPY\x01\x00", 8);
+    data += static_cast<char>(header.size() & 0xff);
+    data += static_cast<char>(header.size() >> 8);
+    return data + header + std::string(payload, '\0');
+  };
+  Tensor tensor;
+  std::string error;
+  EXPECT_FALSE(parseNpy(npy("4611686018427387904, 4", 16), tensor, error));
+  EXPECT_NE(error.find("needs more than 2^64"), std::string::npos) << error;
+  // A zero dimension holds nothing, whatever the others are.
+  ASSERT_TRUE(parseNpy(npy("9223372036854775807, 2722222222222222, 0", 0),
+                       tensor, error))
+      << error;
+  EXPECT_EQ(tensor.getNumElements(), 0);
+}
+
 TEST(MemRefABI, CallsPackedFunctionsAndCopiesResults) {
   Tensor x = makeTensor(ElementType::F32, {2, 3}, {});
   float values[] = {1, 2, 3, 4, 5, 6};
