@@ -35,7 +35,8 @@ const char *kUsage =
     "  --benchmark N        time N executions after 10 warm-ups\n"
     "  --cuda-graph         capture the program as one CUDA graph\n"
     "  --device K           CUDA device (default 0)\n"
-    "  --describe           print the artifact's schedule and exit\n";
+    "  --describe           print the artifact's schedule and exit\n"
+    "  --print-ptx          print the artifact's PTX and exit\n";
 
 int usageError(const std::string &message) {
   std::fprintf(stderr, "amp-run-gpu: error: %s\n%s", message.c_str(), kUsage);
@@ -128,7 +129,8 @@ int64_t countMismatches(const Tensor &got, const Tensor &want, double atol,
 int main(int argc, char **argv) {
   std::string model, outputDir;
   std::vector<std::string> inputFiles, references;
-  bool randomInputs = false, describe = false, graph = false;
+  bool randomInputs = false, describe = false, graph = false,
+       printPtx = false;
   unsigned seed = 0;
   int device = 0, benchmark = 0;
   double rtol = -1, atol = -1;
@@ -159,6 +161,8 @@ int main(int argc, char **argv) {
       randomInputs = true;
     } else if (arg == "--describe") {
       describe = true;
+    } else if (arg == "--print-ptx") {
+      printPtx = true;
     } else if (arg == "--cuda-graph") {
       graph = true;
     } else if (arg == "--seed" || arg == "--device" || arg == "--benchmark" ||
@@ -198,6 +202,12 @@ int main(int argc, char **argv) {
   }
   if (describe) {
     std::fputs(amp_gpu::describeArtifact(artifact).c_str(), stdout);
+    return 0;
+  }
+  if (printPtx) {
+    for (const amp_gpu::Module &module : artifact.modules)
+      if (module.format == amp_gpu::ModuleFormat::Ptx)
+        std::fwrite(module.bytes.data(), 1, module.bytes.size(), stdout);
     return 0;
   }
 
