@@ -12,6 +12,7 @@
 #include <dnnl.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -71,6 +72,8 @@ struct View {
     sizes.assign(words + 3, words + 3 + rank);
     strides.assign(words + 3 + rank, words + 3 + 2 * rank);
   }
+  View(float *data, std::vector<int64_t> sizes, std::vector<int64_t> strides)
+      : data(data), sizes(std::move(sizes)), strides(std::move(strides)) {}
   int64_t rank() const { return static_cast<int64_t>(sizes.size()); }
 };
 
@@ -469,7 +472,67 @@ extern "C" void amp_cpu_conv_f32(
   for (int64_t v : x.sizes)
     emptyInput |= v == 0;
   Engine &engine = Engine::get();
-  if (engine.engine) {
+  // AMP_CPU_NAIVE_CONV=1: the reference loops instead of oneDNN (to tell a
+  // library problem from a lowering one).
+  static const bool naiveOnly = getenv("AMP_CPU_NAIVE_CONV") != nullptr;
+  // AMP_CPU_CHECK_CONV=1: every oneDNN convolution is also computed by the
+  // reference loops and a mismatch is reported on stderr with its shapes.
+  static const bool check = getenv("AMP_CPU_CHECK_CONV") != nullptr;
+  std::vector<float> reference;
+  std::vector<int64_t> denseStrides(y.rank(), 1);
+  if (check && engine.engine && !naiveOnly) {
+    for (int64_t i = y.rank() - 2; i >= 0; --i)
+      denseStrides[i] = denseStrides[i + 1] * y.sizes[i + 1];
+    reference.resize(y.rank() ? denseStrides[0] * y.sizes[0] : 1);
+    View ref(reference.data(), y.sizes, denseStrides);
+    forEachElement(y, [&](float &value, const std::vector<int64_t> &index) {
+      int64_t at = 0;
+      for (size_t d = 0; d < index.size(); ++d)
+        at += index[d] * denseStrides[d];
+      int64_t channel = grouped ? index[1] * y.sizes[2] + index[2] : index[1];
+      reference[at] = mode == 1 || mode == 3 ? b.data[channel * b.strides[0]]
+                      : mode == 0            ? value
+                                             : 0.0f;
+    });
+    if (!emptyInput)
+      naiveConv(x, w, ref, grouped, spatial, stride, dil, padBegin);
+    if (relu)
+      for (float &value : reference)
+        value = value < 0 ? 0 : value;
+  }
+  auto compare = [&] {
+    if (reference.empty())
+      return;
+    double diff = 0, norm = 0;
+    forEachElement(y, [&](float &value, const std::vector<int64_t> &index) {
+      int64_t at = 0;
+      for (size_t d = 0; d < index.size(); ++d)
+        at += index[d] * denseStrides[d];
+      diff += (double(value) - reference[at]) * (double(value) - reference[at]);
+      norm += double(reference[at]) * reference[at];
+    });
+    double rel = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+    if (rel > 1e-5) {
+      std::fprintf(stderr, "amp_cpu_conv_f32: oneDNN differs from the "
+                   "reference loops by %.2e: x", rel);
+      for (size_t i = 0; i < x.sizes.size(); ++i)
+        std::fprintf(stderr, "%s%lld/%lld", i ? "," : "[",
+                     (long long)x.sizes[i], (long long)x.strides[i]);
+      std::fprintf(stderr, "] w");
+      for (size_t i = 0; i < w.sizes.size(); ++i)
+        std::fprintf(stderr, "%s%lld/%lld", i ? "," : "[",
+                     (long long)w.sizes[i], (long long)w.strides[i]);
+      std::fprintf(stderr, "] y");
+      for (size_t i = 0; i < y.sizes.size(); ++i)
+        std::fprintf(stderr, "%s%lld/%lld", i ? "," : "[",
+                     (long long)y.sizes[i], (long long)y.strides[i]);
+      std::fprintf(stderr, "] stride %lld dil %lld pad %lld..%lld mode %lld\n",
+                   (long long)stride[0], (long long)dil[0],
+                   (long long)padBegin[0], (long long)padEnd[0],
+                   (long long)mode);
+    }
+  };
+  if (engine.engine && !naiveOnly) {
     std::vector<int64_t> srcDims, srcStrides, dstDims, dstStrides;
     bool ok = true;
     if (grouped) {
@@ -549,8 +612,10 @@ extern "C" void amp_cpu_conv_f32(
         if (ok && conv->reorderDst)
           ok &= runReorder(e, st, conv->dstOut, conv->blockedDst,
                            conv->dstScratch.data(), conv->dst, y.data);
-        if (ok)
+        if (ok) {
+          compare();
           return;
+        }
       }
     }
   }

@@ -42,6 +42,8 @@ def main():
     parser.add_argument("--model", required=True,
                         choices=["resnet18", "bert_encoder", "gpt2_decoder"])
     parser.add_argument("--out", required=True)
+    parser.add_argument("--float64", action="store_true",
+                        help="export and differentiate in double precision")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     model, (example,) = build(args.model)
@@ -61,16 +63,22 @@ def main():
         x = torch.randn((BATCH,) + tuple(example.shape[1:]))
         model.eval()
         mode = torch.onnx.TrainingMode.EVAL
+    dtype = torch.float64 if args.float64 else torch.float32
+    if x.is_floating_point():
+        x = x.to(dtype)
+    model = model.to(dtype)
     torch.onnx.export(model, (x,), os.path.join(args.out, "model.onnx"),
                       input_names=["x"], output_names=["y"], opset_version=17,
                       training=mode, do_constant_folding=False,
                       dynamic_axes={"x": {0: "N"}, "y": {0: "N"}})
     # The export ran the model once (BatchNorm statistics moved): rebuild.
     model, _ = build(args.model)
+    model = model.to(dtype)
     model.train() if args.model == "resnet18" else model.eval()
     with torch.no_grad():
         target = torch.randn_like(model(x)) * 0.1
     model, _ = build(args.model)
+    model = model.to(dtype)
     model.train() if args.model == "resnet18" else model.eval()
     loss = nn.functional.mse_loss(model(x), target)
     loss.backward()

@@ -103,14 +103,25 @@ def test_small_model_gradients(model, amp_opt, amp_run, tmp_path_factory):
 def test_real_model_gradients(model, amp_opt, amp_run, tmp_path_factory):
     """ResNet-18 with training-mode BatchNormalization, the BERT-style
     encoder and the GPT-2-style decoder (embeddings as Gather, LayerNorm,
-    attention, GELU), MSE against random targets on a batch of 2."""
-    folder = _reference(tmp_path_factory, "grad_reference.py", "--model", model)
+    attention, GELU), MSE against random targets on a batch of 2.
+
+    ResNet-18 runs in float64 on both sides (measured: 2e-11). In fp32 its
+    gradient is not a well-conditioned quantity: some pre-activations of
+    its ReLUs lie within fp32 rounding of zero, so two correct fp32
+    implementations that sum in different orders route some gradients
+    differently (PyTorch in float64 moves its gradients by 2e-2 when the
+    weights move by 1e-6 relative). amp with oneDNN's AVX2 kernels differs
+    from PyTorch by 1.5e-2 there, amp with its reference loops
+    (AMP_CPU_NAIVE_CONV=1) by 4e-5, and every oneDNN convolution matches
+    the reference loops (AMP_CPU_CHECK_CONV=1)."""
+    extra = ["--float64"] if model == "resnet18" else []
+    folder = _reference(tmp_path_factory, "grad_reference.py", "--model", model, *extra)
     grads = _compute_gradients(amp_opt, amp_run, folder, "mse", 2)
     ref = np.load(folder / "reference.npz")
     names = [k[5:] for k in ref.files if k.startswith("grad.")]
     assert sorted(grads) == sorted(names)
     worst = max((_rel(grads[n], ref[f"grad.{n}"]), n) for n in names)
-    assert worst[0] < 1e-4, worst
+    assert worst[0] < (1e-9 if extra else 1e-4), worst
 
 
 def _train(amp_run, folder, *flags, data="x.npy", labels="y.npy", batch=16, steps=None):
