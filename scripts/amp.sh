@@ -73,8 +73,9 @@ build() {
       -DPython3_EXECUTABLE="$(command -v "$PYTHON")" >/dev/null
   fi
   local targets=(amp-opt amp-run amp-unittests)
-  # The CUDA runtime's tools exist where CMake found the CUDA toolkit.
-  if ninja -C "$BUILD" -t targets all 2>/dev/null | grep -q '^amp-run-gpu:'; then
+  # The CUDA runtime's tools exist where CMake found the CUDA toolkit (no
+  # grep -q: under pipefail, ninja's SIGPIPE would fail the test).
+  if ninja -C "$BUILD" -t targets all 2>/dev/null | grep '^amp-run-gpu:' >/dev/null; then
     targets+=(amp-run-gpu amp-gpu-make-gemm)
   else
     log "no CUDA toolkit: amp-run-gpu is not built (its tests are skipped)"
