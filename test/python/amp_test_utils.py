@@ -1,6 +1,7 @@
 """Helpers for amp's pytest suite: running amp-opt and reading the MLIR it prints."""
 
 import importlib
+import json
 import os
 import re
 import resource
@@ -142,6 +143,25 @@ def outer_values_used(region_text):
 
 
 DEBIAN_PYTHON = "/usr/bin/python3"
+SHARED_EXPORTS = "/tmp/amp-models/opset17"  # export_torch.py's shared cache
+
+
+def plain_export(folder, name, opset=17):
+    """The path of a plain export of ``name`` (export_torch.py without
+    ``--dynamic-batch`` or ``--fp16-range``) that ``folder``'s manifest
+    lists at ``opset``, or None. The shared cache may hold the other
+    variants; tests whose bounds were measured on plain exports must not
+    take them."""
+    try:
+        with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
+            entry = json.load(f).get(name)
+    except (OSError, ValueError):
+        return None
+    if not entry or entry.get("dynamic_batch") or entry.get("fp16_range") \
+            or entry.get("opset") != opset:
+        return None
+    path = os.path.join(folder, entry["file"])
+    return path if os.path.exists(path) else None
 
 
 def has_debian_torch():

@@ -80,7 +80,7 @@ import numpy as np
 import onnx
 import pytest
 
-from amp_test_utils import has_debian_torch, require_module
+from amp_test_utils import has_debian_torch, plain_export, require_module
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
@@ -1038,19 +1038,7 @@ real_model = pytest.mark.skipif(not has_debian_torch(),
 
 
 def _listed(folder, name):
-    manifest = os.path.join(folder, "manifest.json")
-    try:
-        with open(manifest, encoding="utf-8") as f:
-            entry = json.load(f).get(name)
-    except (OSError, ValueError):
-        return False
-    # A plain export: the bounds below were measured on torchvision's own
-    # initialisation, not on --fp16-range (calibrated BatchNorm) or
-    # --dynamic-batch exports, which the same cache may hold.
-    if not entry or entry.get("dynamic_batch") or entry.get("fp16_range"):
-        return False
-    return entry.get("opset") == 17 and os.path.exists(
-        os.path.join(folder, entry["file"]))
+    return plain_export(folder, name) is not None
 
 
 @pytest.fixture(scope="module")

@@ -75,7 +75,7 @@ import numpy as np
 import onnx
 import pytest
 
-from amp_test_utils import DEBIAN_PYTHON, describe_failure, has_debian_torch, require_module
+from amp_test_utils import DEBIAN_PYTHON, describe_failure, has_debian_torch, plain_export, require_module
 from amp_testmodels import opset_matrix
 
 require_module("onnxruntime")  # missing: a failure, not a skip
@@ -227,16 +227,7 @@ def _hand_model(name):
 
 
 def _listed(folder, name):
-    try:
-        with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
-            entry = json.load(f).get(name)
-    except (OSError, ValueError):
-        return False
-    # A plain export: not one with --dynamic-batch or --fp16-range.
-    if not entry or entry.get("dynamic_batch") or entry.get("fp16_range"):
-        return False
-    return entry.get("opset") == 17 and os.path.exists(
-        os.path.join(folder, entry["file"]))
+    return plain_export(folder, name) is not None
 
 
 @pytest.fixture(scope="module")

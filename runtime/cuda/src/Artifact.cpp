@@ -745,11 +745,10 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
-std::string refString(const Artifact &a, const BufferRef &ref) {
+std::string refString(const BufferRef &ref) {
   std::string s = "%" + std::to_string(ref.buffer);
   if (ref.byteOffset)
     s += "+" + std::to_string(ref.byteOffset);
-  (void)a;
   return s;
 }
 
@@ -782,10 +781,10 @@ std::string describeArtifact(const Artifact &a) {
        << randomCount << " buffers\n";
   for (const TensorSignature &t : a.inputs)
     os << "input '" << t.name << "': " << dtypeName(t.dtype)
-       << shapeString(t.shape) << " at " << refString(a, t.ref) << "\n";
+       << shapeString(t.shape) << " at " << refString(t.ref) << "\n";
   for (const TensorSignature &t : a.outputs)
     os << "output '" << t.name << "': " << dtypeName(t.dtype)
-       << shapeString(t.shape) << " at " << refString(a, t.ref) << "\n";
+       << shapeString(t.shape) << " at " << refString(t.ref) << "\n";
   for (const Module &m : a.modules)
     os << "module " << (m.format == ModuleFormat::Cubin ? "cubin" : "ptx")
        << " " << m.arch << ": " << m.bytes.size() << " bytes\n";
@@ -801,7 +800,7 @@ std::string describeArtifact(const Artifact &a) {
         const KernelArg &arg = s.args[j];
         os << (j ? ", " : "");
         if (arg.kind == KernelArg::Kind::MemRef)
-          os << refString(a, arg.ref) << ":" << dtypeName(arg.dtype)
+          os << refString(arg.ref) << ":" << dtypeName(arg.dtype)
              << shapeString(arg.sizes);
         else
           os << "scalar";
@@ -815,13 +814,13 @@ std::string describeArtifact(const Artifact &a) {
          << dtypeName(g.cType) << " batch=" << g.batch << " m=" << g.m
          << " n=" << g.n << " k=" << g.k << " transA=" << g.transA
          << " transB=" << g.transB << " beta=" << g.beta
-         << " A=" << refString(a, g.a) << " B=" << refString(a, g.b)
-         << " C=" << refString(a, g.c);
+         << " A=" << refString(g.a) << " B=" << refString(g.b)
+         << " C=" << refString(g.c);
       break;
     }
     case Step::Kind::Copy:
-      os << "copy " << s.bytes << " bytes " << refString(a, s.src) << " -> "
-         << refString(a, s.dst);
+      os << "copy " << s.bytes << " bytes " << refString(s.src) << " -> "
+         << refString(s.dst);
       break;
     }
     os << "  // " << s.name << "\n";

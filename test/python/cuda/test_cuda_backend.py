@@ -20,7 +20,6 @@ gpt2_decoder; Debian's torch 1.13, opset 17) come from
 exported here (about 40 s; skipped without python3-torch).
 """
 
-import json
 import os
 import subprocess
 
@@ -29,14 +28,13 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from amp_test_utils import DEBIAN_PYTHON, has_debian_torch
+from amp_test_utils import DEBIAN_PYTHON, SHARED_EXPORTS, has_debian_torch, plain_export
 from amp_testmodels import build_onnx
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 BUILD = os.path.join(REPO, "build", "bin")
 EXPORT_SCRIPT = os.path.join(REPO, "test", "models", "amp_testmodels", "export_torch.py")
-SHARED_EXPORTS = "/tmp/amp-models/opset17"
 TORCH_MODELS = ("resnet18", "bert_encoder", "gpt2_decoder")
 # ||amp f16 - onnxruntime fp32|| / ||ref|| bounds (test_cpu_real_models.py).
 F16_BOUND = {"resnet18": 2e-3, "bert_encoder": 2e-3, "gpt2_decoder": 2e-3,
@@ -86,13 +84,9 @@ def models(tmp_path_factory):
         elif name == "reductions":
             onnx.save(reductions_model(), path)
         else:
-            manifest = os.path.join(SHARED_EXPORTS, "manifest.json")
-            entry = None
-            if os.path.exists(manifest):
-                with open(manifest, encoding="utf-8") as f:
-                    entry = json.load(f).get(name)
-            if entry and entry.get("opset") == 17 and not entry.get("dynamic_batch"):
-                path = os.path.join(SHARED_EXPORTS, entry["file"])
+            cached = plain_export(SHARED_EXPORTS, name)
+            if cached:
+                path = cached
             else:
                 if not has_debian_torch():
                     pytest.skip("Debian's python3-torch is missing")
