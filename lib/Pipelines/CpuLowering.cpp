@@ -67,7 +67,10 @@ void mlir::amp::buildCpuBuffersToLLVMPipeline(OpPassManager &pm) {
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   pm.addPass(createBufferizationToMemRefPass()); // bufferization.clone
 
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Large ops become parallel loops on the runtime's threads.
+  pm.addNestedPass<func::FuncOp>(createAmpLinalgToCpuLoops());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createAmpOutlineParallelLoops());
   pm.addPass(createCanonicalizerPass());
 
   // Scalars: bf16 conversions as integer code (round to nearest even, NaN

@@ -23,6 +23,7 @@
 
 namespace llvm {
 class SourceMgr;
+class TargetMachine;
 } // namespace llvm
 
 namespace mlir {
@@ -131,6 +132,8 @@ private:
   CpuProgram();
 
   std::vector<std::unique_ptr<CpuFunction>> functions;
+  /// The host, for the optimizer's cost model (outlives `engine`).
+  std::unique_ptr<llvm::TargetMachine> targetMachine;
   std::unique_ptr<ExecutionEngine> engine;
 };
 

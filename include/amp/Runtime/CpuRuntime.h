@@ -33,6 +33,16 @@ void amp_cpu_conv_f32(int64_t rankX, void *x, int64_t rankW, void *w,
                       int64_t padBegin0, int64_t padBegin1, int64_t padBegin2,
                       int64_t padEnd0, int64_t padEnd1, int64_t padEnd2,
                       int64_t mode, int64_t relu);
+
+/// Runs `body(begin, end, context)` over [0, count) on the OpenMP thread
+/// pool (the one oneDNN uses): one contiguous range per thread, or one call
+/// on the calling thread when `count * workPerIteration < minWork`, when
+/// only one thread is available, or inside a parallel region. Each index is
+/// run exactly once, so results do not depend on the thread count as long
+/// as the iterations are independent (amp-outline-parallel-loops).
+void amp_cpu_parallel_for(void (*body)(int64_t, int64_t, void *),
+                          void *context, int64_t count,
+                          int64_t workPerIteration, int64_t minWork);
 }
 
 namespace mlir::amp {

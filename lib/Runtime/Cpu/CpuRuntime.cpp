@@ -10,12 +10,15 @@
 #include "amp/Runtime/CpuRuntime.h"
 
 #include <dnnl.h>
+#include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -635,11 +638,41 @@ extern "C" void amp_cpu_conv_f32(
     });
 }
 
+extern "C" void amp_cpu_parallel_for(void (*body)(int64_t, int64_t, void *),
+                                     void *context, int64_t count,
+                                     int64_t workPerIteration,
+                                     int64_t minWork) {
+  if (count <= 0)
+    return;
+  int64_t work = workPerIteration > 0 &&
+                         count > std::numeric_limits<int64_t>::max() /
+                                     workPerIteration
+                     ? std::numeric_limits<int64_t>::max()
+                     : count * std::max<int64_t>(workPerIteration, 1);
+  int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  if (threads <= 1 || count < 2 || work < minWork) {
+    body(0, count, context);
+    return;
+  }
+  int64_t teams = std::min<int64_t>(threads, count);
+#pragma omp parallel num_threads(teams)
+  {
+    int64_t team = omp_get_thread_num(), size = omp_get_num_threads();
+    // Balanced contiguous ranges: the first count % size get one more.
+    int64_t begin = count / size * team + std::min<int64_t>(team, count % size);
+    int64_t end = begin + count / size + (team < count % size ? 1 : 0);
+    if (begin < end)
+      body(begin, end, context);
+  }
+}
+
 namespace mlir::amp {
 const RuntimeSymbol *getCpuRuntimeSymbols(unsigned &count) {
   static const RuntimeSymbol symbols[] = {
       {"amp_cpu_matmul_f32", reinterpret_cast<void *>(&amp_cpu_matmul_f32)},
       {"amp_cpu_conv_f32", reinterpret_cast<void *>(&amp_cpu_conv_f32)},
+      {"amp_cpu_parallel_for",
+       reinterpret_cast<void *>(&amp_cpu_parallel_for)},
   };
   count = sizeof(symbols) / sizeof(symbols[0]);
   return symbols;

@@ -64,8 +64,17 @@ void amp_runtime::callPacked(PackedFunction function,
     size_t eb = getElementBytes(t.elementType);
     int64_t count = t.getNumElements();
     t.bytes.resize(count * eb);
+    // Row-major results (the usual case) are one copy.
+    bool rowMajor = true;
+    for (int64_t d = rank - 1, expected = 1; d >= 0; --d) {
+      if (t.shape[d] != 1 && strides[d] != expected)
+        rowMajor = false;
+      expected *= t.shape[d];
+    }
+    if (rowMajor && count > 0)
+      std::memcpy(t.bytes.data(), aligned + offset * eb, count * eb);
     std::vector<int64_t> index(rank, 0);
-    for (int64_t i = 0; i < count; ++i) {
+    for (int64_t i = 0; i < (rowMajor ? 0 : count); ++i) {
       int64_t linear = offset;
       for (int64_t d = 0; d < rank; ++d)
         linear += index[d] * strides[d];

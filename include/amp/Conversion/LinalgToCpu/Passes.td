@@ -36,4 +36,66 @@ def AmpFuseElementwise : Pass<"amp-fuse-elementwise", "::mlir::ModuleOp"> {
                            "::mlir::affine::AffineDialect"];
 }
 
+def AmpLinalgToCpuLoops : Pass<"amp-linalg-to-cpu-loops",
+                               "::mlir::func::FuncOp"> {
+  let summary = "Lower buffer linalg ops to loops, parallel where it pays";
+  let description = [{
+    Replaces `convert-linalg-to-loops` in the CPU pipeline. Every linalg op
+    on buffers becomes a loop nest. An op whose iteration space is large
+    enough (at least `min-parallel-work` points, or not known at compile
+    time) gets an `scf.parallel` over its parallel dimensions, which
+    `amp-outline-parallel-loops` then hands to the runtime's thread pool;
+    smaller ops get plain `scf.for` nests. Before lowering, the parallel
+    dimensions of a `linalg.generic` are moved outside its reduction
+    dimensions, except the innermost dimension, which stays innermost so
+    that the inner loop keeps its contiguous accesses for the vectorizer.
+    Every output element is still computed by one loop iteration, in the
+    same order of its reduction, so results do not depend on the thread
+    count. A `memref.copy` into or out of a strided view (a convolution's
+    padded input) becomes a `linalg.copy` lowered the same way; contiguous
+    copies stay `memref.copy` (one `memcpy`).
+  }];
+  let options = [
+    Option<"minParallelWork", "min-parallel-work", "int64_t",
+           /*default=*/"16384",
+           "Ops with fewer iteration points (known at compile time) stay "
+           "sequential">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def AmpOutlineParallelLoops : Pass<"amp-outline-parallel-loops",
+                                   "::mlir::ModuleOp"> {
+  let summary = "Run outermost scf.parallel loops on the CPU runtime's threads";
+  let description = [{
+    Each outermost `scf.parallel` without results becomes a function
+    `void @<func>_parallel_<N>(i64 begin, i64 end, !llvm.ptr context)` that
+    runs the iterations `[begin, end)` of the loop's linearised outer
+    dimensions (all but the innermost; the innermost stays a whole `scf.for`
+    so that it vectorizes), and a call
+    `amp_cpu_parallel_for(function, context, count, work, minWork)` in its
+    place. The context is a stack struct with the captured values (memref
+    descriptors, scalars); constants and globals are rematerialised in the
+    outlined function. The runtime (`lib/Runtime/Cpu`) splits `[0, count)`
+    into one contiguous range per thread of the OpenMP pool that oneDNN
+    also uses, or calls the function once when `count * work` is below
+    `minWork` (the `min-parallel-work` option) or only one thread is
+    available. Loops whose captured values have no LLVM form stay
+    sequential.
+  }];
+  let options = [
+    Option<"minParallelWork", "min-parallel-work", "int64_t",
+           /*default=*/"16384",
+           "Below this many iteration points (count x work per iteration), "
+           "the runtime runs the loop on the calling thread">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // AMP_CONVERSION_LINALGTOCPU_PASSES_TD
