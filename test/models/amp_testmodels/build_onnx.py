@@ -161,6 +161,49 @@ def conv_block(opset):
     return _finish(graph, opset)
 
 
+def wide_conv_net(opset, batch=4):
+    """Conv-BatchNorm-Relu-MaxPool-Softmax on 48x48 maps, big enough that the
+    CPU backend runs its loops in parallel (every op has > 16384 points),
+    then GlobalAveragePool and a Gemm head. X[batch,16,48,48] -> Y[batch,10].
+    Not in BUILDERS: the thread-count determinism tests use it.
+    """
+    inits = [
+        _rand("conv_w", (16, 16, 3, 3), 30),
+        _rand("conv_b", (16,), 31),
+        _rand("bn_scale", (16,), 32),
+        _rand("bn_bias", (16,), 33),
+        _rand("bn_mean", (16,), 34),
+        _const("bn_var", np.linspace(0.5, 1.5, 16), np.float32),
+        _rand("fc_w", (10, 16), 35),
+        _rand("fc_b", (10,), 36),
+    ]
+    nodes = [
+        helper.make_node(
+            "Conv", ["x", "conv_w", "conv_b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]
+        ),
+        helper.make_node(
+            "BatchNormalization",
+            ["c", "bn_scale", "bn_bias", "bn_mean", "bn_var"],
+            ["bn"],
+            epsilon=1e-5,
+        ),
+        helper.make_node("Relu", ["bn"], ["r"]),
+        helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Softmax", ["p"], ["s"], axis=-1),
+        helper.make_node("GlobalAveragePool", ["s"], ["gap"]),
+        helper.make_node("Flatten", ["gap"], ["flat"], axis=1),
+        helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["y"], transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "wide_conv_net",
+        [_vi("x", FLOAT, [batch, 16, 48, 48])],
+        [_vi("y", FLOAT, [batch, 10])],
+        inits,
+    )
+    return _finish(graph, opset)
+
+
 def if_model(opset):
     """``If`` whose branches read the outer-scope values ``scaled`` and ``bias``.
 
