@@ -29,8 +29,17 @@ For each model, in one run and on the same machine:
   are near 0) per output; the table shows the worst over the outputs.
   "check" is amp-run's verdict: ok when every element is within
   ``atol + rtol * |ref|``.
-* **Goal.** amp-run's median latency within ``2x`` onnxruntime's (default
-  session); a model whose outputs FAIL the check does not meet it.
+* **Low precision.** ``--amp-types fp32,f16,bf16`` also runs amp-run with
+  ``--amp-type f16`` / ``bf16`` on the same inputs (checked against the
+  same fp32 reference at rtol/atol 5e-2, which catches broken outputs, not
+  rounding) and reports each against amp-run's fp32 time (goal: at most
+  ``1.2x``) and onnxruntime's fp32 time. Models are exported with
+  ``--fp16-range`` (BatchNorm statistics calibrated, so that random-weight
+  activations stay inside fp16's range; the weights, and so the fp32 cost,
+  are unchanged).
+* **Goal** (issue 14): the geometric mean of amp/ORT over the models at
+  most ``1.0`` in fp32, and no model above ``1.5x``; a model whose outputs
+  FAIL the check does not meet it. The summary under the table says both.
 
 Inputs are seeded random: floats from a standard normal, integers in
 ``[0, vocab)`` where ``vocab`` is the first dimension of the initializer a
@@ -82,8 +91,12 @@ DEFAULT_MODELS = ("resnet50", "bert_encoder")
 DEFAULT_MODELS_DIR = "/tmp/amp-bench-models"
 TORCH_PYTHON = "/usr/bin/python3"
 OPSET = 17
-GOAL_RATIO = 2.0
+GOAL_RATIO = 1.5
+GOAL_GEOMEAN = 1.0
+GOAL_LOW_PRECISION = 1.2
 RTOL, ATOL = 1e-3, 1e-4
+LOW_PRECISION_TOLERANCE = 5e-2
+AMP_TYPES = ("fp32", "f16", "bf16")
 
 NUMPY_TYPES = {
     TensorProto.FLOAT: np.float32,
@@ -193,6 +206,7 @@ def ensure_models(names, models_dir):
         with open(manifest_path) as f:
             entries = json.load(f)
         return (name in entries and entries[name].get("opset") == OPSET
+                and entries[name].get("fp16_range")
                 and os.path.isfile(os.path.join(models_dir, f"{name}.onnx")))
 
     errors = {}
@@ -206,7 +220,8 @@ def ensure_models(names, models_dir):
               file=sys.stderr, flush=True)
         start = time.perf_counter()
         proc = subprocess.run([TORCH_PYTHON, EXPORT_SCRIPT, "--out", models_dir,
-                               "--opset", str(OPSET), "--models", name],
+                               "--opset", str(OPSET), "--models", name,
+                               "--fp16-range"],
                               capture_output=True, text=True)
         print(f"export of {name} took {time.perf_counter() - start:.1f} s",
               file=sys.stderr, flush=True)
@@ -292,14 +307,18 @@ def first_error_line(text):
     return lines[0] if lines else "(no output)"
 
 
-def run_amp(amp_run, path, input_files, ref_files, runs, timeout, threads=0):
+def run_amp(amp_run, path, input_files, ref_files, runs, timeout, threads=0,
+            amp_type="fp32"):
     """Run amp-run once with --compare-to and --benchmark; return a result dict."""
     cmd = [amp_run, path]
     for f in input_files:
         cmd += ["-i", f]
     for f in ref_files:
         cmd += ["--compare-to", f]
-    cmd += [f"--rtol={RTOL}", f"--atol={ATOL}", f"--benchmark={runs}"]
+    rtol, atol = (RTOL, ATOL) if amp_type == "fp32" else (LOW_PRECISION_TOLERANCE,) * 2
+    cmd += [f"--rtol={rtol}", f"--atol={atol}", f"--benchmark={runs}"]
+    if amp_type != "fp32":
+        cmd += ["--amp-type", amp_type]
     env = dict(os.environ)
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
@@ -379,6 +398,17 @@ def bench_model(name, path, args, work):
     amp = run_amp(args.amp_run, path, input_files, ref_files, args.runs, args.timeout,
                   args.threads)
     row["amp"] = amp
+    row["low_precision"] = {}
+    for amp_type in args.amp_types:
+        if amp_type == "fp32":
+            continue
+        print(f"[{name}] amp-run --amp-type {amp_type} ...", file=sys.stderr, flush=True)
+        low = run_amp(args.amp_run, path, input_files, ref_files, args.runs, args.timeout,
+                      args.threads, amp_type)
+        row["low_precision"][amp_type] = low
+        if "error" in low:
+            print(f"[{name}] amp-run {amp_type} FAILED: {low['error']}", file=sys.stderr,
+                  flush=True)
     row["other_cores"], row["steal_cores"] = meter.stop()
     if "error" in amp:
         row["error"] = amp["error"]
@@ -399,17 +429,71 @@ def fmt_ms(value):
     return "n/a" if value is None else format(value, ".3f" if value < 1 else ".2f")
 
 
-def print_table(rows, runs, threads=0):
-    print(f"| model | amp-run median ms | ORT median ms | ratio amp/ORT | ORT no-fusion ms "
-          f"| amp compile s | max abs err | max rel err | check | goal (<= {GOAL_RATIO:g}x) met? |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+def low_precision_cells(row, amp_types):
+    """Per extra precision: ms, ratio to amp fp32, ratio to ORT, check."""
+    cells = []
+    for amp_type in amp_types:
+        if amp_type == "fp32":
+            continue
+        low = row.get("low_precision", {}).get(amp_type)
+        if not low or "error" in low:
+            message = (low or {}).get("error", "not run").replace("|", "\\|")[:80]
+            cells += [f"FAILED: {message}", "n/a", "n/a", "n/a"]
+            continue
+        fp32 = row.get("amp", {}).get("median_ms")
+        cells += [fmt_ms(low["median_ms"]),
+                  fmt(low["median_ms"] / fp32 if fp32 else None, ".2f"),
+                  fmt(low["median_ms"] / row["ort_ms"] if row.get("ort_ms") else None, ".2f"),
+                  low["check"]]
+    return cells
+
+
+def summary_lines(rows, amp_types):
+    """The geometric mean and worst amp/ORT ratio, against the goals."""
+    ratios = [r["ratio"] for r in rows if "ratio" in r and r["amp"]["check"] == "ok"]
+    failed = [r["model"] for r in rows if "ratio" not in r or r["amp"]["check"] != "ok"]
+    lines = []
+    if ratios:
+        geomean = float(np.exp(np.mean(np.log(ratios))))
+        worst = max((r for r in rows if r.get("ratio") in ratios), key=lambda r: r["ratio"])
+        lines.append(
+            f"fp32 amp/ORT over {len(ratios)} model(s): geometric mean **{geomean:.2f}** "
+            f"(goal <= {GOAL_GEOMEAN:g}: {'met' if geomean <= GOAL_GEOMEAN else 'not met'}), "
+            f"worst {worst['ratio']:.2f} ({worst['model']}; goal <= {GOAL_RATIO:g} for every "
+            f"model: {'met' if worst['ratio'] <= GOAL_RATIO and not failed else 'not met'}).")
+    if failed:
+        lines.append("Not counted (failed or outputs FAIL): " + ", ".join(failed) + ".")
+    for amp_type in amp_types:
+        if amp_type == "fp32":
+            continue
+        slow = [r["low_precision"][amp_type]["median_ms"] / r["amp"]["median_ms"]
+                for r in rows
+                if "ratio" in r and "error" not in r.get("low_precision", {}).get(amp_type,
+                                                                                 {"error": 1})]
+        if slow:
+            geomean = float(np.exp(np.mean(np.log(slow))))
+            lines.append(
+                f"{amp_type}/fp32 (amp-run): geometric mean {geomean:.2f}, worst {max(slow):.2f} "
+                f"(goal <= {GOAL_LOW_PRECISION:g} for every model: "
+                f"{'met' if max(slow) <= GOAL_LOW_PRECISION else 'not met'}).")
+    return lines
+
+
+def print_table(rows, runs, threads=0, amp_types=("fp32",)):
+    extra = [t for t in amp_types if t != "fp32"]
+    header = (f"| model | amp-run median ms | ORT median ms | ratio amp/ORT | ORT no-fusion ms "
+              f"| amp compile s | max abs err | max rel err | check | goal (<= {GOAL_RATIO:g}x) met? |")
+    for amp_type in extra:
+        header += f" amp {amp_type} ms | {amp_type}/fp32 | {amp_type}/ORT | {amp_type} check |"
+    print(header)
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|" + "---:|---:|---:|---|" * len(extra))
     for row in rows:
         ort_ms = fmt_ms(row.get("ort_ms"))
         nofusion = fmt_ms(row.get("ort_nofusion_ms"))
         if "error" in row:
             message = row["error"].replace("|", "\\|")
             print(f"| {row['model']} | FAILED: {message} | {ort_ms} | n/a | {nofusion} "
-                  "| n/a | n/a | n/a | n/a | no |")
+                  "| n/a | n/a | n/a | n/a | no |" + " n/a |" * (4 * len(extra)))
             continue
         amp = row["amp"]
         met = "yes" if row["ratio"] <= GOAL_RATIO else "no"
@@ -417,8 +501,12 @@ def print_table(rows, runs, threads=0):
             met = "no (outputs FAIL)" if amp["check"] == "FAIL" else met + " (unchecked)"
         print(f"| {row['model']} | {fmt_ms(amp['median_ms'])} | {ort_ms} | {row['ratio']:.2f} "
               f"| {nofusion} | {amp['compile_s']:.2f} | {fmt(amp.get('max_abs'), '.3g')} "
-              f"| {fmt(amp.get('max_rel'), '.3g')} | {amp['check']} | {met} |")
+              f"| {fmt(amp.get('max_rel'), '.3g')} | {amp['check']} | {met} |"
+              + "".join(f" {c} |" for c in low_precision_cells(row, amp_types)))
     print()
+    for line in summary_lines(rows, amp_types):
+        print(line)
+        print()
     busy = [f"{r['model']} {r['other_cores']:.2f}" + (f" (steal {r['steal_cores']:.2f})"
                                                       if r.get("steal_cores") else "")
             for r in rows if r.get("other_cores") is not None]
@@ -429,10 +517,12 @@ def print_table(rows, runs, threads=0):
                for r in rows if r.get("other_cores") is not None):
             print("WARNING: the machine was busy during the run; the timings are skewed "
                   "(amp-run's OpenMP threads suffer most). Rerun on an idle machine.")
-    print(f"Medians of {runs} runs (batch 1, fp32, "
+    print(f"Medians of {runs} runs (batch 1, "
           f"{f'{threads} thread(s)' if threads else 'default threads'}). ORT = onnxruntime CPUExecutionProvider, "
           "default session options; no-fusion = ORT_DISABLE_ALL. Errors: amp-run vs ORT's "
-          f"outputs, check at rtol {RTOL:g}, atol {ATOL:g}.")
+          f"outputs, check at rtol {RTOL:g}, atol {ATOL:g}"
+          + (f" (f16/bf16: {LOW_PRECISION_TOLERANCE:g} against the same fp32 reference)"
+             if extra else "") + ".")
 
 
 def parse_args(argv):
@@ -440,9 +530,12 @@ def parse_args(argv):
     parser.add_argument("--runs", type=int, default=20,
                         help="timed runs per tool and model (default 20)")
     parser.add_argument("--models", default=",".join(DEFAULT_MODELS),
-                        help="comma-separated export_torch.py model names "
-                             f"(default {','.join(DEFAULT_MODELS)}; e.g. also "
-                             "resnet18,mobilenet_v2,gpt2_decoder)")
+                        help="comma-separated export_torch.py model names, or 'all' "
+                             "(the 15 architectures of export_torch.py --list) "
+                             f"(default {','.join(DEFAULT_MODELS)})")
+    parser.add_argument("--amp-types", default="fp32",
+                        help="amp-run precisions, comma-separated from fp32,f16,bf16 "
+                             "(default fp32; fp32 is always run: the ratios need it)")
     parser.add_argument("--models-dir", default=DEFAULT_MODELS_DIR,
                         help=f"where exported models are cached (default {DEFAULT_MODELS_DIR})")
     parser.add_argument("--amp-run", default=DEFAULT_AMP_RUN,
@@ -461,6 +554,20 @@ def parse_args(argv):
     if args.runs < 1:
         parser.error("--runs must be >= 1")
     args.models = [m for m in args.models.split(",") if m]
+    if args.models == ["all"]:
+        listed = subprocess.run([TORCH_PYTHON, EXPORT_SCRIPT, "--list"], capture_output=True,
+                                text=True)
+        if listed.returncode != 0:
+            parser.error(f"--models all: cannot list the models with {TORCH_PYTHON}: "
+                         + first_error_line(listed.stderr))
+        args.models = listed.stdout.split()
+    args.amp_types = [t for t in args.amp_types.split(",") if t]
+    unknown = sorted(set(args.amp_types) - set(AMP_TYPES))
+    if unknown:
+        parser.error(f"--amp-types: unknown {', '.join(unknown)} (choose from "
+                     f"{','.join(AMP_TYPES)})")
+    if "fp32" not in args.amp_types:
+        args.amp_types.insert(0, "fp32")
     found = shutil.which(args.amp_run) if os.sep not in args.amp_run else args.amp_run
     if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
         parser.error(f"amp-run not found or not executable at '{args.amp_run}' "
@@ -489,7 +596,7 @@ def main(argv=None):
 
     print(f"load average after: {load_average()}")
     print()
-    print_table(rows, args.runs, args.threads)
+    print_table(rows, args.runs, args.threads, args.amp_types)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": machine_info(args.threads), "threads": args.threads,

@@ -30,6 +30,8 @@ namespace {
 constexpr StringLiteral kParallelForName = "amp_cpu_parallel_for";
 /// Work assumed for a loop whose trip count is only known at run time.
 constexpr int64_t kDynamicTripCount = 16;
+/// Distributed iterations that balance well over the threads of a CPU.
+constexpr int64_t kEnoughShares = 64;
 
 int64_t saturatingMul(int64_t a, int64_t b) {
   if (a > 0 && b > std::numeric_limits<int64_t>::max() / a)
@@ -127,10 +129,25 @@ void AmpOutlineParallelLoopsPass::outline(scf::ParallelOp loop,
     }
     distributeInnermost = known && outer < 4;
   }
+  // Of the outer dimensions, only as many as give enough shares: each
+  // further one costs a division per iteration to delinearise.
   SmallVector<unsigned> distributed, sequential;
+  if (distributeInnermost) {
+    distributed.push_back(rank - 1);
+  } else {
+    int64_t shares = 1;
+    bool known = true;
+    for (unsigned d = 0; d + 1 < rank; ++d) {
+      distributed.push_back(d);
+      known &= staticTrips[d].has_value();
+      shares = saturatingMul(shares, staticTrips[d].value_or(1));
+      if (known && shares >= kEnoughShares)
+        break;
+    }
+  }
   for (unsigned d = 0; d < rank; ++d)
-    ((d + 1 == rank) == distributeInnermost ? distributed : sequential)
-        .push_back(d);
+    if (!llvm::is_contained(distributed, d))
+      sequential.push_back(d);
 
   int64_t workPerIteration = estimateWork(*loop.getBody());
   for (unsigned d : sequential)

@@ -644,6 +644,13 @@ extern "C" void amp_cpu_parallel_for(void (*body)(int64_t, int64_t, void *),
                                      int64_t minWork) {
   if (count <= 0)
     return;
+  // AMP_CPU_MIN_PARALLEL_WORK=N overrides the compiled threshold (tuning).
+  static const int64_t minWorkOverride = [] {
+    const char *value = getenv("AMP_CPU_MIN_PARALLEL_WORK");
+    return value ? std::atoll(value) : int64_t(-1);
+  }();
+  if (minWorkOverride >= 0)
+    minWork = minWorkOverride;
   int64_t work = workPerIteration > 0 &&
                          count > std::numeric_limits<int64_t>::max() /
                                      workPerIteration

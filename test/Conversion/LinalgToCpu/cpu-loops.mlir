@@ -63,14 +63,19 @@ func.func @dynamic(%x: memref<?xf32>, %y: memref<?xf32>) {
 // -----
 
 // Per-channel statistics (reductions over N, H, W): the channel loop moves
-// outside the batch loop; the innermost (W) loop stays innermost.
+// outside the batch loop; the innermost (W) loop stays innermost. The sum
+// is read once, carried through the reduction loops as a loop value (a
+// register), and written once.
 // CHECK-LABEL: func.func @channel_sum
 // CHECK: scf.parallel (%[[C:.+]]) = (%{{.+}}) to (%c64)
-// CHECK: scf.for %[[N:.+]] = %{{.+}} to %c8
-// CHECK: scf.for %[[H:.+]] = %{{.+}} to %c32
-// CHECK: scf.for %[[W:.+]] = %{{.+}} to %c32
-// CHECK: memref.load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<8x64x32x32xf32>
-// CHECK: arith.addf
+// CHECK: %[[INIT:.+]] = memref.load %{{.+}}[%{{.+}}] : memref<64xf32>
+// CHECK: %[[SUM:.+]] = scf.for %[[N:.+]] = %{{.+}} to %c8{{.*}}iter_args(%[[A0:.+]] = %[[INIT]]) -> (f32)
+// CHECK: scf.for %[[H:.+]] = %{{.+}} to %c32{{.*}}iter_args(%[[A1:.+]] = %[[A0]]) -> (f32)
+// CHECK: scf.for %[[W:.+]] = %{{.+}} to %c32{{.*}}iter_args(%[[A2:.+]] = %[[A1]]) -> (f32)
+// CHECK: %[[X:.+]] = memref.load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<8x64x32x32xf32>
+// CHECK: %[[ADD:.+]] = arith.addf %[[X]], %[[A2]]
+// CHECK: scf.yield %[[ADD]]
+// CHECK: memref.store %[[SUM]], %{{.+}}[%{{.+}}] : memref<64xf32>
 // CHECK: scf.reduce
 func.func @channel_sum(%x: memref<8x64x32x32xf32>, %s: memref<64xf32>) {
   linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>],
@@ -78,6 +83,27 @@ func.func @channel_sum(%x: memref<8x64x32x32xf32>, %s: memref<64xf32>) {
       ins(%x : memref<8x64x32x32xf32>) outs(%s : memref<64xf32>) {
   ^bb0(%in: f32, %out: f32):
     %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// A small row sum stays sequential, with its accumulator in a register too.
+// CHECK-LABEL: func.func @row_sum
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c4
+// CHECK: %[[INIT:.+]] = memref.load %{{.+}} : memref<4xf32>
+// CHECK: %[[SUM:.+]] = scf.for {{.+}} iter_args(%[[ACC:.+]] = %[[INIT]]) -> (f32)
+// CHECK: arith.maximumf %{{.+}}, %[[ACC]]
+// CHECK: memref.store %[[SUM]]
+func.func @row_sum(%x: memref<4x8xf32>, %s: memref<4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(r, c) -> (r, c)>, affine_map<(r, c) -> (r)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x8xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.maximumf %in, %out : f32
     linalg.yield %0 : f32
   }
   return

@@ -49,6 +49,11 @@ def AmpLinalgToCpuLoops : Pass<"amp-linalg-to-cpu-loops",
     dimensions of a `linalg.generic` are moved outside its reduction
     dimensions, except the innermost dimension, which stays innermost so
     that the inner loop keeps its contiguous accesses for the vectorizer.
+    When the reduction dimensions then are the inner ones, the output
+    element is read once, carried through the reduction loops as an
+    `scf.for` loop value (a register) and written once: the upstream
+    lowering loads and stores it at every step, which LLVM cannot keep in a
+    register without proving that the output does not alias an input.
     Every output element is still computed by one loop iteration, in the
     same order of its reduction, so results do not depend on the thread
     count. A `memref.copy` into or out of a strided view (a convolution's
@@ -74,8 +79,9 @@ def AmpOutlineParallelLoops : Pass<"amp-outline-parallel-loops",
     Each outermost `scf.parallel` without results becomes a function
     `void @<func>_parallel_<N>(i64 begin, i64 end, !llvm.ptr context)` that
     runs the iterations `[begin, end)` of the loop's linearised outer
-    dimensions (all but the innermost; the innermost stays a whole `scf.for`
-    so that it vectorizes), and a call
+    dimensions (the fewest outer ones that give at least 64 shares, never
+    the innermost, which stays a whole `scf.for` so that it vectorizes; the
+    others loop inside each share), and a call
     `amp_cpu_parallel_for(function, context, count, work, minWork)` in its
     place. The context is a stack struct with the captured values (memref
     descriptors, scalars); constants and globals are rematerialised in the
