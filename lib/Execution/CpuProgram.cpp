@@ -275,7 +275,7 @@ CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath,
   program->targetMachine = std::move(*host);
   ExecutionEngineOptions options;
   options.transformer =
-      makeOptimizingTransformer(3, 0, getenv("AMP_TMP_NOTM") ? nullptr : program->targetMachine.get());
+      makeOptimizingTransformer(3, 0, program->targetMachine.get());
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   // AMP_CPU_PERF=1: tell `perf` the compiled functions' names (record with
   // `perf record -k 1`, then `perf inject --jit`).
