@@ -88,7 +88,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPORT_SCRIPT = os.path.join(REPO_ROOT, "test", "models", "amp_testmodels", "export_torch.py")
 DEFAULT_AMP_RUN = os.path.join(REPO_ROOT, "build", "bin", "amp-run")
 DEFAULT_MODELS = ("resnet50", "bert_encoder")
-DEFAULT_MODELS_DIR = "/tmp/amp-bench-models"
+DEFAULT_MODELS_DIR = "/tmp/amp-bench-models/fp16-range"
 TORCH_PYTHON = "/usr/bin/python3"
 OPSET = 17
 GOAL_RATIO = 1.5
@@ -206,7 +206,6 @@ def ensure_models(names, models_dir):
         with open(manifest_path) as f:
             entries = json.load(f)
         return (name in entries and entries[name].get("opset") == OPSET
-                and entries[name].get("fp16_range")
                 and os.path.isfile(os.path.join(models_dir, f"{name}.onnx")))
 
     errors = {}
