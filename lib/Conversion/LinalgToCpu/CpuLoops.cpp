@@ -162,7 +162,7 @@ struct AmpLinalgToCpuLoopsPass
     }
     auto indices = [&](OpBuilder &b, AffineMap map, ValueRange ivs) {
       // Outputs are indexed outside the reduction loops: their maps do not
-      // use those dimensions, which get a placeholder.
+      // use those dimensions, which are given index 0.
       SmallVector<Value> operands(ivs);
       while (operands.size() < map.getNumDims())
         operands.push_back(b.create<arith::ConstantIndexOp>(loc, 0));
