@@ -4,8 +4,8 @@
 // RUN: not amp-opt %t/no-rule.mlir --train --amp-opt-level=0 2>&1 | FileCheck %s --check-prefix=NORULE
 // RUN: not amp-opt %t/no-params.mlir --train --amp-opt-level=0 2>&1 | FileCheck %s --check-prefix=NOPARAMS
 // RUN: not amp-opt %t/dropout.mlir --train --amp-opt-level=0 2>&1 | FileCheck %s --check-prefix=DROPOUT
-// RUN: not amp-opt %t/conv.mlir --train --amp-opt-level=0 2>&1 | FileCheck %s --check-prefix=CONV
-// RUN: amp-opt %t/conv.mlir --train --amp-opt-level=0 --static-batch=2 2>/dev/null | FileCheck %s --check-prefix=CONVOK
+// RUN: amp-opt %t/conv.mlir --train --amp-opt-level=0 2>/dev/null | FileCheck %s --check-prefix=CONVOK
+// RUN: amp-opt %t/conv.mlir --train --amp-opt-level=0 --static-batch=2 2>/dev/null | FileCheck %s --check-prefix=CONVSTATIC
 // RUN: not amp-opt %t/vector.mlir --train --amp-opt-level=0 2>&1 | FileCheck %s --check-prefix=RANK
 // RUN: not amp-opt %t/vector.mlir --train --amp-opt-level=0 --loss=output 2>&1 | FileCheck %s --check-prefix=OUTPUT
 // RUN: not amp-opt %t/no-params.mlir --train --frozen='(' 2>&1 | FileCheck %s --check-prefix=REGEX
@@ -19,10 +19,13 @@
 // NORULE: error: 'amp.cumsum' op has no gradient rule, but the loss depends on trainable values through it
 // NOPARAMS: error: nothing to train: no float initializer reaches the loss
 // DROPOUT: error: 'amp.dropout' op has a training_mode that is not a constant; amp decides the mode per function
-// CONV: error: 'amp.conv' op gradient: the weight gradient needs a static batch size
-// The weight gradient is a Conv with the batch as the contracted channel.
+// A convolution's weight gradient needs no static batch: dY gets its
+// static (filters, output) sizes back through a Reshape that keeps the batch.
 // CONVOK-LABEL: func.func @train_step(
-// CONVOK: amp.conv {{.*}} : (tensor<1x2x4x4xf32>, tensor<2x2x4x4xf32>, none) -> tensor<1x2x3x3xf32>
+// CONVOK: %[[DY:.*]] = amp.reshape {{.*}} -> tensor<?x2x4x4xf32>
+// CONVOK: amp.conv_weight_grad %arg2, %[[DY]] {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<?x1x4x4xf32>, tensor<?x2x4x4xf32>) -> tensor<2x1x3x3xf32>
+// CONVSTATIC-LABEL: func.func @train_step(
+// CONVSTATIC: amp.conv_weight_grad %arg2, %{{.*}} {{.*}} : (tensor<2x1x4x4xf32>, tensor<2x2x4x4xf32>) -> tensor<2x1x3x3xf32>
 // RANK: error: --loss=cross-entropy needs (N, C, ...) logits as the first output; it has type 'tensor<?xf32>'
 // OUTPUT: error: --loss=output needs a scalar loss as the model's first output; it has type 'tensor<?xf32>'
 // REGEX: error: --frozen: invalid regular expression '('

@@ -34,6 +34,18 @@ void amp_cpu_conv_f32(int64_t rankX, void *x, int64_t rankW, void *w,
                       int64_t padEnd0, int64_t padEnd1, int64_t padEnd2,
                       int64_t mode, int64_t relu);
 
+/// The weight gradient of that convolution: dW (F, C/G, kernel...) of X
+/// (N, C, spatial...) and the output gradient dY (N, F, out spatial...), or
+/// the grouped forms X (N, G, C/G, ...), dY (N, G, F/G, ...), dW (G, F/G,
+/// C/G, kernel...). X is zero-padded by padBegin/padEnd. `accumulate`: 1
+/// adds to dW, 0 overwrites it. oneDNN's backward-weights convolution.
+void amp_cpu_conv_weight_grad_f32(
+    int64_t rankX, void *x, int64_t rankDY, void *dy, int64_t rankDW,
+    void *dw, int64_t stride0, int64_t stride1, int64_t stride2,
+    int64_t dilation0, int64_t dilation1, int64_t dilation2, int64_t spatial,
+    int64_t padBegin0, int64_t padBegin1, int64_t padBegin2, int64_t padEnd0,
+    int64_t padEnd1, int64_t padEnd2, int64_t accumulate);
+
 /// Runs `body(begin, end, context)` over [0, count) on the OpenMP thread
 /// pool (the one oneDNN uses): one contiguous range per thread, or one call
 /// on the calling thread when `count * workPerIteration < minWork`, when

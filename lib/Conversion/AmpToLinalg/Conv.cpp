@@ -5,7 +5,8 @@
 // and its output initialisation carry the backend-neutral markers of
 // amp/Conversion/AmpToLinalg/Markers.h, whatever the element type.
 // ConvTranspose is a stride-1 convolution over the zero-stuffed input
-// with the kernel flipped.
+// with the kernel flipped. amp.conv_weight_grad is one generic marked as
+// a weight gradient.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,15 @@
 namespace mlir::amp::lowering {
 
 namespace {
+
+/// Marks the op defining a convolution's output initialisation.
+void markConvInit(OpBuilder &b, Value init) {
+  // A distinct value per convolution: CSE must not merge two inits (each
+  // convolution then writes its own buffer, initialised right before it).
+  static std::atomic<int64_t> nextInit{0};
+  init.getDefiningOp()->setAttr(marker::kConvInitAttr,
+                                b.getI64IntegerAttr(nextInit++));
+}
 
 /// A convolution's output initialisation: the bias broadcast over
 /// (N, F, spatial...) or zeros, marked as such (a backend that calls a
@@ -40,12 +50,42 @@ Value buildConvInit(OpBuilder &b, Location loc, Value bias,
     init =
         filledTensor(b, loc, accType, outSizes, constantScalar(b, loc, acc, 0));
   }
-  // A distinct value per convolution: CSE must not merge two inits (each
-  // convolution then writes its own buffer, initialised right before it).
-  static std::atomic<int64_t> nextInit{0};
-  init.getDefiningOp()->setAttr(marker::kConvInitAttr,
-                                b.getI64IntegerAttr(nextInit++));
+  markConvInit(b, init);
   return init;
+}
+
+/// Splits dimension `dim` of `v` into (groups, size/groups); `v` itself
+/// when there is one group.
+Value splitGroups(OpBuilder &b, Location loc, Value v, int64_t dim,
+                  int64_t groups) {
+  if (groups <= 1)
+    return v;
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> sizes;
+  SmallVector<OpFoldResult> oldSizes = getSizes(b, loc, v);
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    if (i == dim) {
+      shape.append({groups, type.getDimSize(i) / groups});
+      sizes.append({b.getIndexAttr(groups),
+                    b.getIndexAttr(type.getDimSize(i) / groups)});
+    } else {
+      shape.push_back(type.getDimSize(i));
+      sizes.push_back(oldSizes[i]);
+    }
+  }
+  return reshapeTensor(b, loc, v,
+                       RankedTensorType::get(shape, type.getElementType()),
+                       sizes);
+}
+
+/// Marks a convolution-like generic for the backends (Markers.h).
+void markConv(OpBuilder &b, Operation *generic, StringRef kind,
+              ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations) {
+  generic->setAttr(marker::kKindAttr, b.getStringAttr(kind));
+  generic->setAttr(marker::kConvStridesAttr, b.getDenseI64ArrayAttr(strides));
+  generic->setAttr(marker::kConvDilationsAttr,
+                   b.getDenseI64ArrayAttr(dilations));
 }
 
 struct ConvOpLowering : public OpConversionPattern<ConvOp> {
@@ -140,28 +180,9 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
     Type acc = outType.getElementType();
     // Grouped: split the channel dimensions into (group, channels/group).
     bool grouped = groups > 1;
-    auto splitDim = [&](Value v, int64_t dim) -> Value {
-      if (!grouped)
-        return v;
-      auto type = cast<RankedTensorType>(v.getType());
-      SmallVector<int64_t> shape;
-      SmallVector<OpFoldResult> sizes;
-      SmallVector<OpFoldResult> oldSizes = getSizes(b, loc, v);
-      for (int64_t i = 0; i < type.getRank(); ++i) {
-        if (i == dim) {
-          shape.append({groups, type.getDimSize(i) / groups});
-          sizes.append({b.getIndexAttr(groups),
-                        b.getIndexAttr(type.getDimSize(i) / groups)});
-        } else {
-          shape.push_back(type.getDimSize(i));
-          sizes.push_back(oldSizes[i]);
-        }
-      }
-      return reshapeTensor(b, loc, v,
-                           RankedTensorType::get(shape, type.getElementType()),
-                           sizes);
-    };
-    Value gx = splitDim(x, 1), gw = splitDim(w, 0), ginit = splitDim(init, 1);
+    Value gx = splitGroups(b, loc, x, 1, groups),
+          gw = splitGroups(b, loc, w, 0, groups),
+          ginit = splitGroups(b, loc, init, 1, groups);
     // Loops: n, [g], f, o_1..o_S, c, k_1..k_S.
     int64_t g = grouped ? 1 : 0;
     int64_t nLoops = 2 + g + spatial + 1 + spatial;
@@ -206,10 +227,7 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
               l, ValueRange{convertScalar(nb, l, sum, acc, false, false)});
         });
     // Backend-neutral markers: a backend may call a library for it.
-    generic->setAttr(marker::kKindAttr, b.getStringAttr(marker::kConvKind));
-    generic->setAttr(marker::kConvStridesAttr, b.getDenseI64ArrayAttr(strides));
-    generic->setAttr(marker::kConvDilationsAttr,
-                     b.getDenseI64ArrayAttr(dilations));
+    markConv(b, generic, marker::kConvKind, strides, dilations);
     Value result = generic.getResult(0);
     if (grouped)
       result = reshapeTensor(b, loc, result, outType, getSizes(b, loc, init));
@@ -349,12 +367,134 @@ struct ConvTransposeOpLowering : public OpConversionPattern<ConvTransposeOp> {
   }
 };
 
+/// The weight gradient as one generic over (group, filter, channel,
+/// kernel..., batch, output...), reading the zero-padded X like the Conv
+/// does, accumulating into a zero-initialised dW.
+struct ConvWeightGradOpLowering
+    : public OpConversionPattern<ConvWeightGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvWeightGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getX(), dy = adaptor.getDY();
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto dyType = cast<RankedTensorType>(dy.getType());
+    RankedTensorType resultType = convertedResultType(getTypeConverter(), op);
+    int64_t spatial = xType.getRank() - 2;
+    if (!resultType.hasStaticShape())
+      return notLowerable(op, "a weight gradient with a dynamic shape");
+    for (int64_t i = 0; i < spatial; ++i)
+      if (dyType.isDynamicDim(i + 2))
+        return notLowerable(op, "a dynamic spatial size");
+    SmallVector<int64_t> kernel(op.getKernelShape());
+    auto window = resolveWindowForLowering(
+        op, semantics::WindowAttrs::getConv(op), xType, kernel);
+    if (failed(window))
+      return failure();
+    int64_t groups = op.getGroup();
+    // The channel counts follow from dW (C = dW.dim1 * group, M = dW.dim0)
+    // even where shape inference lost them on the operands.
+    auto withChannels = [&](Value v, int64_t channels) -> Value {
+      auto type = cast<RankedTensorType>(v.getType());
+      if (!type.isDynamicDim(1))
+        return v;
+      SmallVector<int64_t> shape(type.getShape());
+      shape[1] = channels;
+      return rewriter
+          .create<tensor::CastOp>(
+              loc, RankedTensorType::get(shape, type.getElementType()), v)
+          .getResult();
+    };
+    x = withChannels(x, resultType.getDimSize(1) * groups);
+    dy = withChannels(dy, resultType.getDimSize(0));
+    Type storage = resultType.getElementType();
+    Type acc = accumulatorType(op, storage);
+    if (acc != storage) {
+      x = convertTensor(rewriter, loc, x, acc);
+      dy = convertTensor(rewriter, loc, dy, acc);
+    }
+    Value padded =
+        padSpatial(rewriter, loc, x, window->padBegin, window->padEnd,
+                   constantScalar(rewriter, loc, acc, 0));
+    auto accType = resultType.clone(acc);
+    SmallVector<OpFoldResult> outSizes;
+    for (int64_t size : accType.getShape())
+      outSizes.push_back(rewriter.getIndexAttr(size));
+    Value init = filledTensor(rewriter, loc, accType, outSizes,
+                              constantScalar(rewriter, loc, acc, 0));
+    markConvInit(rewriter, init);
+    Value result = buildWeightGrad(rewriter, loc, padded, dy, init,
+                                   window->strides, window->dilations, groups);
+    rewriter.replaceOp(op, convertTensor(rewriter, loc, result, storage));
+    return success();
+  }
+
+  static Value buildWeightGrad(OpBuilder &b, Location loc, Value x, Value dy,
+                               Value init, ArrayRef<int64_t> strides,
+                               ArrayRef<int64_t> dilations, int64_t groups) {
+    MLIRContext *context = b.getContext();
+    auto outType = cast<RankedTensorType>(init.getType());
+    int64_t spatial = outType.getRank() - 2;
+    Type acc = outType.getElementType();
+    bool grouped = groups > 1;
+    Value gx = splitGroups(b, loc, x, 1, groups),
+          gdy = splitGroups(b, loc, dy, 1, groups),
+          ginit = splitGroups(b, loc, init, 0, groups);
+    // Loops: [g], m, c, k_1..k_S, n, o_1..o_S.
+    int64_t g = grouped ? 1 : 0;
+    int64_t mDim = g, cDim = g + 1, kDim = g + 2, nDim = kDim + spatial,
+            oDim = nDim + 1;
+    int64_t nLoops = oDim + spatial;
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, context); };
+    SmallVector<AffineExpr> xExprs = {d(nDim)}, dyExprs = {d(nDim)},
+                            outExprs;
+    if (grouped) {
+      xExprs.push_back(d(0));
+      dyExprs.push_back(d(0));
+      outExprs.push_back(d(0));
+    }
+    xExprs.push_back(d(cDim));
+    dyExprs.push_back(d(mDim));
+    outExprs.append({d(mDim), d(cDim)});
+    for (int64_t i = 0; i < spatial; ++i) {
+      xExprs.push_back(d(oDim + i) * strides[i] + d(kDim + i) * dilations[i]);
+      dyExprs.push_back(d(oDim + i));
+      outExprs.push_back(d(kDim + i));
+    }
+    SmallVector<utils::IteratorType> iterators(nLoops,
+                                               utils::IteratorType::parallel);
+    for (int64_t i = nDim; i < nLoops; ++i)
+      iterators[i] = utils::IteratorType::reduction;
+    auto generic = b.create<linalg::GenericOp>(
+        loc, TypeRange{ginit.getType()}, ValueRange{gx, gdy},
+        ValueRange{ginit},
+        SmallVector<AffineMap>{AffineMap::get(nLoops, 0, xExprs, context),
+                               AffineMap::get(nLoops, 0, dyExprs, context),
+                               AffineMap::get(nLoops, 0, outExprs, context)},
+        iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value xv = toComputeType(nb, l, args[0]);
+          Value gv = toComputeType(nb, l, args[1]);
+          Value av = toComputeType(nb, l, args[2]);
+          Value sum = nb.create<arith::AddFOp>(
+              l, av, nb.create<arith::MulFOp>(l, xv, gv));
+          nb.create<linalg::YieldOp>(
+              l, ValueRange{convertScalar(nb, l, sum, acc, false, false)});
+        });
+    markConv(b, generic, marker::kConvWeightGradKind, strides, dilations);
+    Value result = generic.getResult(0);
+    if (grouped)
+      result = reshapeTensor(b, loc, result, outType, getSizes(b, loc, init));
+    return result;
+  }
+};
+
 } // namespace
 
 void populateConvPatterns(TypeConverter &converter,
                           RewritePatternSet &patterns) {
-  patterns.add<ConvOpLowering, ConvTransposeOpLowering>(converter,
-                                                        patterns.getContext());
+  patterns.add<ConvOpLowering, ConvTransposeOpLowering,
+               ConvWeightGradOpLowering>(converter, patterns.getContext());
 }
 
 } // namespace mlir::amp::lowering

@@ -1,7 +1,7 @@
 //===- FuseElementwise.cpp - the amp-fuse-elementwise pass ----------------===//
 //
-// Upstream elementwise fusion on tensors, except into the convolutions that
-// amp-linalg-to-runtime-calls hands to the CPU runtime: the runtime reads
+// Upstream elementwise fusion on tensors, except into the convolutions and
+// weight gradients that amp-linalg-to-runtime-calls hands to the CPU runtime: the runtime reads
 // their operands as fp32 buffers, so a fused producer would be lost (the
 // call replaces the loop nest, not its body).
 //
@@ -31,7 +31,7 @@ struct AmpFuseElementwisePass
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *fusedOperand) {
           Operation *consumer = fusedOperand->getOwner();
-          if (isRuntimeConv(consumer))
+          if (isRuntimeConv(consumer) || isRuntimeWeightGrad(consumer))
             return false;
           // Keep a producer with several users unfused (no recomputation).
           Operation *producer = fusedOperand->get().getDefiningOp();

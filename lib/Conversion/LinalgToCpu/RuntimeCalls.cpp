@@ -1,7 +1,8 @@
 //===- RuntimeCalls.cpp - fp32 GEMMs and convolutions -> runtime calls ----===//
 //
-// After bufferization, fp32 matmuls and the fp32 convolutions (1-3 spatial
-// dimensions) marked by convert-amp-to-linalg become calls into
+// After bufferization, fp32 matmuls and the fp32 convolutions and
+// convolution weight gradients (1-3 spatial dimensions) marked by
+// convert-amp-to-linalg become calls into
 // lib/Runtime/CpuRuntime.cpp (oneDNN), the way the CUDA path calls
 // cuBLASLt. Memrefs are passed unranked, so the runtime sees sizes and
 // strides (transposed and strided views work without copies).
@@ -113,7 +114,8 @@ void foldPadding(Operation *convOp, Value &x, int64_t spatial,
       copy = dyn_cast<memref::CopyOp>(*view->getUsers().begin());
       if (!copy || copy.getTarget() != view.getResult())
         return;
-    } else if ((isa<linalg::GenericOp>(user) && isRuntimeConv(user)) ||
+    } else if ((isa<linalg::GenericOp>(user) &&
+                (isRuntimeConv(user) || isRuntimeWeightGrad(user))) ||
                (expand && user == expand.getOperation())) {
       ++conv;
     } else {
@@ -253,6 +255,41 @@ void emitCall(OpBuilder &b, Location loc, func::FuncOp callee,
   b.create<func::CallOp>(loc, callee, args);
 }
 
+/// A marked weight gradient (padded X, dY, dW) -> amp_cpu_conv_weight_grad_f32
+/// on the unpadded X; a zero fill of dW right before it is folded into the
+/// call (it then overwrites dW instead of accumulating).
+LogicalResult lowerWeightGrad(ModuleOp module, OpBuilder &b, Operation *op) {
+  auto strides = op->getAttrOfType<DenseI64ArrayAttr>(marker::kConvStridesAttr);
+  auto dilations =
+      op->getAttrOfType<DenseI64ArrayAttr>(marker::kConvDilationsAttr);
+  if (!strides || !dilations)
+    return op->emitError("amp_linalg.kind = \"conv_weight_grad\" without "
+                         "convolution parameters");
+  int64_t spatial = strides.size();
+  Value x = op->getOperand(0), dy = op->getOperand(1), dw = op->getOperand(2);
+  SmallVector<int64_t> padBegin(3, 0), padEnd(3, 0);
+  foldPadding(op, x, spatial, padBegin, padEnd);
+  int64_t accumulate = 1;
+  if (Operation *init = findInit(op, rootBuffer(dw));
+      init && isa<linalg::FillOp>(init)) {
+    accumulate = 0;
+    init->erase();
+  }
+  SmallVector<int64_t> ints(strides.asArrayRef());
+  ints.resize(3, 1);
+  SmallVector<int64_t> d(dilations.asArrayRef());
+  d.resize(3, 1);
+  ints.append(d);
+  ints.push_back(spatial);
+  ints.append(padBegin);
+  ints.append(padEnd);
+  ints.push_back(accumulate);
+  func::FuncOp callee =
+      getOrDeclare(module, "amp_cpu_conv_weight_grad_f32", 3, ints.size());
+  emitCall(b, op->getLoc(), callee, {x, dy, dw}, ints);
+  return success();
+}
+
 struct AmpLinalgToRuntimeCallsPass
     : public amp::impl::AmpLinalgToRuntimeCallsBase<
           AmpLinalgToRuntimeCallsPass> {
@@ -266,13 +303,16 @@ struct AmpLinalgToRuntimeCallsPass
         return;
       if (isa<linalg::MatmulOp, linalg::MatmulTransposeBOp,
               linalg::BatchMatmulOp, linalg::BatchMatmulTransposeBOp>(op) ||
-          isRuntimeConv(op))
+          isRuntimeConv(op) || isRuntimeWeightGrad(op))
         targets.push_back(op);
     });
     for (Operation *op : targets) {
       OpBuilder b(op);
       Location loc = op->getLoc();
-      if (isRuntimeConv(op)) {
+      if (isRuntimeWeightGrad(op)) {
+        if (failed(lowerWeightGrad(module, b, op)))
+          return signalPassFailure();
+      } else if (isRuntimeConv(op)) {
         auto strides =
             op->getAttrOfType<DenseI64ArrayAttr>(marker::kConvStridesAttr);
         auto dilations =

@@ -27,6 +27,21 @@ inline bool isRuntimeConv(Operation *op) {
   return !strides || strides.size() <= 3;
 }
 
+/// Whether `op` is a convolution weight gradient marked by
+/// convert-amp-to-linalg that the CPU runtime computes
+/// (`amp_cpu_conv_weight_grad_f32`, oneDNN's backward-weights convolution):
+/// fp32 dW, 1-3 spatial dimensions.
+inline bool isRuntimeWeightGrad(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !marker::isConvWeightGrad(op) ||
+      linalgOp.getNumDpsInits() != 1)
+    return false;
+  if (!getElementTypeOrSelf(linalgOp.getDpsInits()[0].getType()).isF32())
+    return false;
+  auto strides = op->getAttrOfType<DenseI64ArrayAttr>(marker::kConvStridesAttr);
+  return !strides || strides.size() <= 3;
+}
+
 } // namespace mlir::amp::cpu
 
 #endif // AMP_LIB_CONVERSION_LINALGTOCPU_RUNTIMECONV_H

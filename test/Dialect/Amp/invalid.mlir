@@ -167,3 +167,66 @@ func.func @dropout_mask_vector_counter(%x: tensor<3xf32>, %r: tensor<f32>, %c: t
   %m = amp.dropout_mask %x, %r, %c : (tensor<3xf32>, tensor<f32>, tensor<2xi64>) -> tensor<3xi1>
   return
 }
+
+// -----
+
+func.func @cwg_rank(%x: tensor<2x3x8xf32>, %dy: tensor<2x4x6x6xf32>) -> tensor<4x3x3xf32> {
+  // expected-error @+2 {{conv_weight_grad expects X of rank >= 3 and dY of the same rank}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.conv_weight_grad %x, %dy {kernel_shape = array<i64: 3>} : (tensor<2x3x8xf32>, tensor<2x4x6x6xf32>) -> tensor<4x3x3xf32>
+  return %0 : tensor<4x3x3xf32>
+}
+
+// -----
+
+func.func @cwg_kernel(%x: tensor<2x3x8x8xf32>, %dy: tensor<2x4x6x6xf32>) -> tensor<4x3x3x3xf32> {
+  // expected-error @+2 {{kernel_shape must have one positive size per spatial dimension of X}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.conv_weight_grad %x, %dy {kernel_shape = array<i64: 3>} : (tensor<2x3x8x8xf32>, tensor<2x4x6x6xf32>) -> tensor<4x3x3x3xf32>
+  return %0 : tensor<4x3x3x3xf32>
+}
+
+// -----
+
+func.func @cwg_group_x(%x: tensor<2x3x8x8xf32>, %dy: tensor<2x4x6x6xf32>) -> tensor<4x1x3x3xf32> {
+  // expected-error @+2 {{X has 3 channels, not a multiple of group 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.conv_weight_grad %x, %dy {group = 2 : i64, kernel_shape = array<i64: 3, 3>} : (tensor<2x3x8x8xf32>, tensor<2x4x6x6xf32>) -> tensor<4x1x3x3xf32>
+  return %0 : tensor<4x1x3x3xf32>
+}
+
+// -----
+
+func.func @cwg_group_dy(%x: tensor<2x4x8x8xf32>, %dy: tensor<2x3x6x6xf32>) -> tensor<3x2x3x3xf32> {
+  // expected-error @+2 {{dY has 3 channels, not a multiple of group 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.conv_weight_grad %x, %dy {group = 2 : i64, kernel_shape = array<i64: 3, 3>} : (tensor<2x4x8x8xf32>, tensor<2x3x6x6xf32>) -> tensor<3x2x3x3xf32>
+  return %0 : tensor<3x2x3x3xf32>
+}
+
+// -----
+
+func.func @cwg_batch(%x: tensor<2x3x8x8xf32>, %dy: tensor<4x4x6x6xf32>) -> tensor<4x3x3x3xf32> {
+  // expected-error @+2 {{X has batch 2 but dY has 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.conv_weight_grad %x, %dy {kernel_shape = array<i64: 3, 3>} : (tensor<2x3x8x8xf32>, tensor<4x4x6x6xf32>) -> tensor<4x3x3x3xf32>
+  return %0 : tensor<4x3x3x3xf32>
+}
+
+// -----
+
+func.func @cwg_spatial(%x: tensor<2x3x8x8xf32>, %dy: tensor<2x4x5x6xf32>) -> tensor<4x3x3x3xf32> {
+  // expected-error @+2 {{dY has spatial size 5 in dimension 2 but the convolution's output has 6}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.conv_weight_grad %x, %dy {kernel_shape = array<i64: 3, 3>} : (tensor<2x3x8x8xf32>, tensor<2x4x5x6xf32>) -> tensor<4x3x3x3xf32>
+  return %0 : tensor<4x3x3x3xf32>
+}
+
+// -----
+
+func.func @cwg_group_zero(%x: tensor<2x3x8x8xf32>, %dy: tensor<2x4x6x6xf32>) -> tensor<4x3x3x3xf32> {
+  // expected-error @+2 {{group must be positive}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.conv_weight_grad %x, %dy {group = 0 : i64, kernel_shape = array<i64: 3, 3>} : (tensor<2x3x8x8xf32>, tensor<2x4x6x6xf32>) -> tensor<4x3x3x3xf32>
+  return %0 : tensor<4x3x3x3xf32>
+}

@@ -36,6 +36,15 @@ func.func @optional_operands(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -
   return %0 : tensor<1x4x4x4xf32>
 }
 
+// The weight gradient of a strided, padded, grouped Conv: dW has the
+// weights' shape (M, C/group, kernel); the batch may be dynamic.
+// CHECK-LABEL: func.func @conv_weight_grad
+func.func @conv_weight_grad(%x: tensor<?x4x8x8xf32>, %dy: tensor<?x6x4x4xf32>) -> tensor<6x2x3x3xf32> {
+  // CHECK: amp.conv_weight_grad %{{.*}}, %{{.*}} {group = 2 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+  %0 = amp.conv_weight_grad %x, %dy {group = 2 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x4x8x8xf32>, tensor<?x6x4x4xf32>) -> tensor<6x2x3x3xf32>
+  return %0 : tensor<6x2x3x3xf32>
+}
+
 // CHECK-LABEL: func.func @mixed_types
 func.func @mixed_types(%x: tensor<4xbf16>, %y: tensor<4xf16>, %i: tensor<4xui8>) -> (tensor<4xf32>, tensor<4xf16>) {
   // CHECK: amp.cast %{{.*}} {to = f32}

@@ -8,6 +8,10 @@
 //   amp_linalg.conv_strides = array<i64: ...>    (one per spatial dimension)
 //   amp_linalg.conv_dilations = array<i64: ...>
 //
+// and every amp.conv_weight_grad is a linalg.generic carrying the same
+// attributes with amp_linalg.kind = "conv_weight_grad" (operands: the
+// padded X, dY, dW; see AmpToLinalg/Conv.cpp for the loop order).
+//
 // and the op that initialises its output (the bias broadcast or the zero
 // fill) carries `amp_linalg.conv_init = <unique i64>`. The attributes are
 // discardable: a backend that ignores them runs a correct loop nest. Each
@@ -29,6 +33,8 @@ namespace mlir::amp::marker {
 constexpr llvm::StringLiteral kKindAttr = "amp_linalg.kind";
 /// The kind of a convolution generic.
 constexpr llvm::StringLiteral kConvKind = "conv";
+/// The kind of a convolution weight-gradient generic.
+constexpr llvm::StringLiteral kConvWeightGradKind = "conv_weight_grad";
 /// A convolution's strides and dilations, one per spatial dimension.
 constexpr llvm::StringLiteral kConvStridesAttr = "amp_linalg.conv_strides";
 constexpr llvm::StringLiteral kConvDilationsAttr = "amp_linalg.conv_dilations";
@@ -41,6 +47,12 @@ constexpr llvm::StringLiteral kConvInitAttr = "amp_linalg.conv_init";
 inline bool isConv(Operation *op) {
   auto kind = op->getAttrOfType<StringAttr>(kKindAttr);
   return kind && kind.getValue() == kConvKind;
+}
+
+/// Whether `op` is marked as a convolution weight gradient.
+inline bool isConvWeightGrad(Operation *op) {
+  auto kind = op->getAttrOfType<StringAttr>(kKindAttr);
+  return kind && kind.getValue() == kConvWeightGradKind;
 }
 
 } // namespace mlir::amp::marker

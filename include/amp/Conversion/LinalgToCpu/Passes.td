@@ -11,10 +11,12 @@ def AmpLinalgToRuntimeCalls : Pass<"amp-linalg-to-runtime-calls",
   let description = [{
     Runs after bufferization. Replaces fp32 `linalg.matmul`,
     `linalg.batch_matmul` and the fp32 convolutions with 1-3 spatial
-    dimensions marked by convert-amp-to-linalg (`amp_linalg.kind = "conv"`)
-    with calls to the C functions of `lib/Runtime/CpuRuntime.cpp`
-    (`amp_cpu_matmul_f32`, `amp_cpu_batch_matmul_f32`, `amp_cpu_conv_f32`),
-    which accumulate into their output buffer. Operands are passed as
+    dimensions marked by convert-amp-to-linalg (`amp_linalg.kind = "conv"`
+    and `"conv_weight_grad"`) with calls to the C functions of
+    `lib/Runtime/CpuRuntime.cpp` (`amp_cpu_matmul_f32`, `amp_cpu_conv_f32`,
+    `amp_cpu_conv_weight_grad_f32`), which accumulate into their output
+    buffer unless the zero fill or bias broadcast right before them is
+    folded into the call. Zero padding of the input is folded too. Operands are passed as
     unranked memrefs, so strided views work. Other marked convolutions stay
     loops.
   }];
@@ -27,9 +29,10 @@ def AmpFuseElementwise : Pass<"amp-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Fuse elementwise linalg.generic producers into consumers";
   let description = [{
     Upstream elementwise fusion (`populateElementwiseOpsFusionPatterns`) of
-    single-use producers, except into the convolutions that
-    `amp-linalg-to-runtime-calls` will call the runtime for (marked
-    `amp_linalg.kind = "conv"`, fp32, 1-3 spatial dimensions): their
+    single-use producers, except into the convolutions and weight gradients
+    that `amp-linalg-to-runtime-calls` will call the runtime for (marked
+    `amp_linalg.kind = "conv"` or `"conv_weight_grad"`, fp32, 1-3 spatial
+    dimensions): their
     operands must stay the fp32 buffers the runtime library reads.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",

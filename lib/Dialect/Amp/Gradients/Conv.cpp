@@ -1,11 +1,10 @@
 //===- Conv.cpp - gradient rules of convolutions and pools ----------------===//
 //
 // Conv: the input gradient is a ConvTranspose of the output gradient with
-// the same weights; the weight gradient is again a Conv, with the batch as
-// the contracted channel dimension (strides and dilations swap roles), so
-// both run on the backend's convolution path. Groups are kept as groups:
-// a depthwise convolution's weight gradient is a depthwise-sized Conv, not
-// a dense one.
+// the same weights; the weight gradient is amp.conv_weight_grad, the
+// backward-weights convolution that backends hand to their libraries
+// (oneDNN, cuDNN). Groups are kept as groups: a depthwise convolution's
+// weight gradient is depthwise-sized, not dense.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,15 +48,7 @@ void gradient(ConvOp op, GradientBuilder &gb, In rg, Grads og) {
   if (failed(window))
     return;
   ArrayRef<int64_t> spatial = xType.getShape().drop_front(2);
-  if (xType.isDynamicDim(0)) {
-    gb.fail("the weight gradient needs a static batch size (amp-opt "
-            "--static-batch N; amp-run --train sets it to --batch-size)");
-    return;
-  }
   int64_t groups = op.getGroup();
-  int64_t outChannels = wType.getDimSize(0);
-  int64_t inPerGroup = wType.getDimSize(1);
-  int64_t outPerGroup = outChannels / groups;
   SmallVector<int64_t> pads(window->padBegin);
   pads.append(window->padEnd.begin(), window->padEnd.end());
 
@@ -78,47 +69,22 @@ void gradient(ConvOp op, GradientBuilder &gb, In rg, Grads og) {
        gb.attr("group", groups),
        gb.attr("output_padding", ArrayRef<int64_t>(outputPadding))});
 
-  // dW[m, c, k] = sum_{n, o} g[n, m, o] Xpad[n, c, o*s + k*d]: a Conv whose
-  // batch is the per-group input channel c, whose channels are (group, n)
-  // and whose kernel is g, with strides and dilations swapped.
-  SmallVector<int64_t> perm5{2, 1, 0}, xSplit{-1, groups, inPerGroup},
-      xMerged{inPerGroup, -1}, gSplit{-1, groups, outPerGroup},
-      gMerged{outChannels, -1}, permG{1, 2, 0};
-  SmallVector<int64_t> outSpatial(window->outputSizes);
-  for (int64_t i = 0; i < spatialRank; ++i) {
-    perm5.push_back(3 + i);
-    permG.push_back(3 + i);
-    xSplit.push_back(spatial[i]);
-    xMerged.push_back(spatial[i]);
-    gSplit.push_back(outSpatial[i]);
-    gMerged.push_back(outSpatial[i]);
-  }
-  Value xt = gb.create<ReshapeOp>({x, gb.i64s(xSplit)});
-  xt = gb.transpose(xt, perm5);
-  xt = gb.create<ReshapeOp>({xt, gb.i64s(xMerged)});
-  Value gt = gb.create<ReshapeOp>({g, gb.i64s(gSplit)});
-  gt = gb.transpose(gt, permG);
-  gt = gb.create<ReshapeOp>({gt, gb.i64s(gMerged)});
-  Value dw = gb.create<ConvOp>(
-      {xt, gt, gb.none()},
-      {gb.attr("strides", ArrayRef<int64_t>(window->dilations)),
-       gb.attr("dilations", ArrayRef<int64_t>(window->strides)),
-       gb.attr("pads", ArrayRef<int64_t>(pads)), gb.attr("group", groups)});
-  // (C/group, M, k') -> keep the first k positions -> (M, C/group, k).
-  if (dw) {
-    ArrayRef<int64_t> got = tensorType(dw).getShape().drop_front(2);
-    if (!llvm::equal(got, kernel)) {
-      SmallVector<int64_t> zeros(spatialRank, 0), axes;
-      for (int64_t i = 0; i < spatialRank; ++i)
-        axes.push_back(2 + i);
-      dw = gb.create<SliceOp>({dw, gb.i64s(zeros), gb.i64s(kernel),
-                               gb.i64s(axes), gb.none()});
-    }
-  }
-  SmallVector<int64_t> swap01{1, 0};
-  for (int64_t i = 0; i < spatialRank; ++i)
-    swap01.push_back(2 + i);
-  og[1] = gb.transpose(dw, swap01);
+  // dW: the backward-weights convolution of the same window. Its filter
+  // count comes from dY, so dY gets the static (filters, output) sizes
+  // where the reverse pass lost them (a Reshape keeping the batch).
+  Value dy = g;
+  RankedTensorType gType = tensorType(g);
+  SmallVector<int64_t> dyShape{0, wType.getDimSize(0)};
+  dyShape.append(window->outputSizes.begin(), window->outputSizes.end());
+  if (gType.getRank() != xType.getRank() ||
+      !llvm::equal(gType.getShape().drop_front(), ArrayRef(dyShape).drop_front()))
+    dy = gb.create<ReshapeOp>({g, gb.i64s(dyShape)});
+  og[1] = gb.create<ConvWeightGradOp>(
+      {x, dy}, {gb.attr("strides", ArrayRef<int64_t>(window->strides)),
+               gb.attr("dilations", ArrayRef<int64_t>(window->dilations)),
+               gb.attr("pads", ArrayRef<int64_t>(pads)),
+               gb.attr("group", groups),
+               gb.attr("kernel_shape", kernel)});
 
   if (!isa<NoneType>(op.getB().getType())) {
     SmallVector<int64_t> axes{0};

@@ -1032,6 +1032,32 @@ def Amp_MultiTensorUnscaleCheckOp : Amp_PureOp<"",
                       Amp_FloatTensor:$nonfinite);
 }
 
+def Amp_ConvWeightGradOp : Amp_PureOp<"", "conv_weight_grad",
+    "inferConvWeightGrad(ctx, semantics::WindowAttrs::getConv(adaptor), "
+    "inferred)"> {
+  let canAccumulateInF32 = 1;
+  let summary = "The weight gradient of a Conv (backward filter / weights)";
+  let description = [{
+    dW = d(sum(dY * Conv(X, W)))/dW for the Conv with the same attributes:
+    dW[g*M/G + m, c, k] = sum over n, o of
+    dY[n, g*M/G + m, o] * Xpad[n, g*C/G + c, o * strides + k * dilations],
+    where Xpad is X zero-padded by `pads`. X is (N, C, spatial...), dY is
+    the Conv's output gradient (N, M, out spatial...), and dW has the shape
+    of the Conv's weights (M, C/group, kernel_shape...). It is what cuDNN
+    calls the backward-filter and oneDNN the backward-weights convolution;
+    the reverse pass emits it so that backends call those directly instead
+    of a convolution over transposed tensors.
+  }];
+  let arguments = (ins Amp_FloatTensor:$X, Amp_FloatTensor:$dY,
+                       DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
+                       OptionalAttr<DenseI64ArrayAttr>:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$group,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       OptionalAttr<DenseI64ArrayAttr>:$pads,
+                       OptionalAttr<DenseI64ArrayAttr>:$strides);
+  let results = (outs Amp_FloatTensor:$dW);
+}
+
 def Amp_GradientSeedOp : Amp_PureOp<"", "gradient_seed", "inferGradientSeed"> {
   let summary = "The seed of a train step's reverse pass: 1 (rank-0 f32)";
   let description = [{

@@ -147,6 +147,9 @@ LogicalResult inferConv(InferenceContext &ctx,
 LogicalResult inferConvTranspose(InferenceContext &ctx,
                                  const semantics::WindowAttrs &attrs,
                                  Types &results);
+LogicalResult inferConvWeightGrad(InferenceContext &ctx,
+                                  const semantics::WindowAttrs &attrs,
+                                  Types &results);
 // Pooling.cpp
 LogicalResult inferPool(InferenceContext &ctx,
                         const semantics::WindowAttrs &attrs, Types &results);

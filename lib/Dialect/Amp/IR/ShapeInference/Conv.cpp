@@ -80,3 +80,56 @@ LogicalResult shape::inferConvTranspose(InferenceContext &ctx,
   results.push_back(tensorOf(shape, x.getElementType()));
   return success();
 }
+
+LogicalResult shape::inferConvWeightGrad(InferenceContext &ctx,
+                                         const semantics::WindowAttrs &attrs,
+                                         Types &results) {
+  auto x = requireTensor(ctx, 0);
+  auto dy = requireTensor(ctx, 1);
+  if (failed(x) || failed(dy) || failed(requireSameElementTypes(ctx, 0, 2)))
+    return failure();
+  int64_t spatial = x->getRank() - 2;
+  if (spatial < 1 || dy->getRank() != x->getRank())
+    return ctx.emitError(
+        "conv_weight_grad expects X of rank >= 3 and dY of the same rank");
+  SmallVector<int64_t> kernel = attrs.kernelShape.value_or(
+      SmallVector<int64_t>());
+  if (static_cast<int64_t>(kernel.size()) != spatial ||
+      llvm::any_of(kernel, [](int64_t k) { return k <= 0; }))
+    return ctx.emitError("kernel_shape must have one positive size per "
+                         "spatial dimension of X");
+  int64_t group = attrs.group;
+  if (group <= 0)
+    return ctx.emitError("group must be positive");
+  int64_t channels = x->getDimSize(1), filters = dy->getDimSize(1);
+  if (!ShapedType::isDynamic(channels) && channels % group != 0)
+    return ctx.emitError("X has " + Twine(channels) +
+                         " channels, not a multiple of group " + Twine(group));
+  if (!ShapedType::isDynamic(filters) && filters % group != 0)
+    return ctx.emitError("dY has " + Twine(filters) +
+                         " channels, not a multiple of group " + Twine(group));
+  int64_t batchX = x->getDimSize(0), batchY = dy->getDimSize(0);
+  if (!ShapedType::isDynamic(batchX) && !ShapedType::isDynamic(batchY) &&
+      batchX != batchY)
+    return ctx.emitError("X has batch " + Twine(batchX) + " but dY has " +
+                         Twine(batchY));
+  auto window = semantics::resolveWindow(attrs, x->getShape().drop_front(2),
+                                         kernel, ctx.getErrorFn());
+  if (failed(window))
+    return failure();
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t expected = window->outputSizes[i], got = dy->getDimSize(2 + i);
+    if (!ShapedType::isDynamic(expected) && !ShapedType::isDynamic(got) &&
+        expected != got)
+      return ctx.emitError("dY has spatial size " + Twine(got) +
+                           " in dimension " + Twine(2 + i) +
+                           " but the convolution's output has " +
+                           Twine(expected));
+  }
+  SmallVector<int64_t> shape = {
+      filters, ShapedType::isDynamic(channels) ? ShapedType::kDynamic
+                                               : channels / group};
+  shape.append(kernel.begin(), kernel.end());
+  results.push_back(tensorOf(shape, x->getElementType()));
+  return success();
+}
