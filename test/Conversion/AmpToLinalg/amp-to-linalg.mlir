@@ -117,6 +117,41 @@ func.func @conv_grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> ten
 
 // -----
 
+// conv_weight_grad: the padded X and dY split into groups, one generic over
+// (g, m, c, kh, kw, n, oh, ow) accumulating into a zero fill marked as the
+// convolution's initialisation; the generic is marked as a weight gradient.
+// CHECK-DAG: #[[XMAP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d0, d2, d6 * 2 + d3, d7 * 2 + d4)>
+// CHECK-DAG: #[[DYMAP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d0, d1, d6, d7)>
+// CHECK-DAG: #[[DWMAP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func.func @conv_weight_grad
+// CHECK: tensor.insert_slice %arg0 into %{{.+}}[0, 0, 1, 1] [%{{.+}}, 4, 8, 8] [1, 1, 1, 1] : tensor<?x4x8x8xf32> into tensor<?x4x10x10xf32>
+// CHECK: linalg.fill {amp_linalg.conv_init = {{[0-9]+}} : i64} ins(%{{.+}} : f32) outs(%{{.+}} : tensor<6x2x3x3xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[XMAP]], #[[DYMAP]], #[[DWMAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+// CHECK-SAME: ins(%{{.+}}, %{{.+}} : tensor<?x2x2x10x10xf32>, tensor<?x2x3x4x4xf32>) outs(%{{.+}} : tensor<2x3x2x3x3xf32>)
+// CHECK-SAME: amp_linalg.conv_dilations = array<i64: 1, 1>, amp_linalg.conv_strides = array<i64: 2, 2>, amp_linalg.kind = "conv_weight_grad"
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: tensor.collapse_shape %{{.+}} : tensor<2x3x2x3x3xf32> into tensor<6x2x3x3xf32>
+func.func @conv_weight_grad(%x: tensor<?x4x8x8xf32>, %dy: tensor<?x6x4x4xf32>) -> tensor<6x2x3x3xf32> {
+  %0 = amp.conv_weight_grad %x, %dy {group = 2 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x4x8x8xf32>, tensor<?x6x4x4xf32>) -> tensor<6x2x3x3xf32>
+  return %0 : tensor<6x2x3x3xf32>
+}
+
+// -----
+
+// With amp.accumulate = f32 an f16 weight gradient sums in fp32 (the
+// operands are extended first) and rounds once at the end.
+// CHECK-LABEL: func.func @conv_weight_grad_f16
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<2x3x7x7xf32>, tensor<2x4x5x5xf32>) outs(%{{.+}} : tensor<4x3x3x3xf32>)
+// CHECK-SAME: amp_linalg.kind = "conv_weight_grad"
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+func.func @conv_weight_grad_f16(%x: tensor<2x3x5x5xf16>, %dy: tensor<2x4x5x5xf16>) -> tensor<4x3x3x3xf16> {
+  %0 = amp.conv_weight_grad %x, %dy {amp.accumulate = f32, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : (tensor<2x3x5x5xf16>, tensor<2x4x5x5xf16>) -> tensor<4x3x3x3xf16>
+  return %0 : tensor<4x3x3x3xf16>
+}
+
+// -----
+
 // Unsigned tensors become signless; the op picks unsigned arithmetic.
 // CHECK-LABEL: func.func @div_u8
 // CHECK-SAME: (%{{.+}}: tensor<4xi8>, %{{.+}}: tensor<4xi8>) -> tensor<4xi8>

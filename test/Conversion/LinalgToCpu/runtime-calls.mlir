@@ -3,6 +3,7 @@
 // runtime (oneDNN); other element types stay linalg ops.
 
 // CHECK-DAG: func.func private @amp_cpu_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64)
+// CHECK-DAG: func.func private @amp_cpu_conv_weight_grad_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
 // CHECK-DAG: func.func private @amp_cpu_conv_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
 
 // CHECK-LABEL: func.func @gemms
@@ -138,6 +139,82 @@ func.func @conv_4d(%x: memref<1x1x3x3x3x3xf32>, %w: memref<1x1x2x2x2x2xf32>, %y:
     %m = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %m : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// Weight-gradient arguments after the three buffers (x, dy, dw): strides
+// (3), dilations (3), spatial rank, pads begin (3), pads end (3),
+// accumulate (0: the zero fill before it is folded, the call overwrites dW).
+#wx = affine_map<(m, c, kh, kw, n, oh, ow) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
+#wdy = affine_map<(m, c, kh, kw, n, oh, ow) -> (n, m, oh, ow)>
+#wdw = affine_map<(m, c, kh, kw, n, oh, ow) -> (m, c, kh, kw)>
+
+// The padding copy and the marked zero fill fold into the call: X unpadded
+// with pads (1, 1) .. (0, 0), accumulate 0.
+// CHECK-LABEL: func.func @weight_grad_fused
+// CHECK-NOT: memref.copy
+// CHECK-NOT: linalg.fill
+// CHECK: %[[X:.+]] = memref.cast %arg0 : memref<2x3x8x8xf32> to memref<*xf32>
+// CHECK: %[[DY:.+]] = memref.cast %arg1 : memref<2x4x4x4xf32> to memref<*xf32>
+// CHECK: %[[DW:.+]] = memref.cast %{{.+}} : memref<4x3x3x3xf32> to memref<*xf32>
+// CHECK-COUNT-3: arith.constant {{[12]}} : i64
+// CHECK-COUNT-3: arith.constant 1 : i64
+// CHECK-NEXT: %[[N:.+]] = arith.constant 2 : i64
+// CHECK-NEXT: %[[P0:.+]] = arith.constant 1 : i64
+// CHECK-NEXT: %[[P1:.+]] = arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 0 : i64
+// CHECK-COUNT-3: arith.constant 0 : i64
+// CHECK-NEXT: %[[ACC:.+]] = arith.constant 0 : i64
+// CHECK-NEXT: call @amp_cpu_conv_weight_grad_f32(%[[X]], %[[DY]], %[[DW]], {{.+}}, %[[N]], %[[P0]], %[[P1]], {{.+}}, %[[ACC]])
+// CHECK-NOT: linalg.generic
+func.func @weight_grad_fused(%src: memref<2x3x8x8xf32>, %dy: memref<2x4x4x4xf32>) -> memref<4x3x3x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<2x3x9x9xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<2x3x9x9xf32>)
+  %inner = memref.subview %padded[0, 0, 1, 1] [2, 3, 8, 8] [1, 1, 1, 1] : memref<2x3x9x9xf32> to memref<2x3x8x8xf32, strided<[243, 81, 9, 1], offset: 10>>
+  memref.copy %src, %inner : memref<2x3x8x8xf32> to memref<2x3x8x8xf32, strided<[243, 81, 9, 1], offset: 10>>
+  %dw = memref.alloc() : memref<4x3x3x3xf32>
+  linalg.fill {amp_linalg.conv_init = 3 : i64} ins(%zero : f32) outs(%dw : memref<4x3x3x3xf32>)
+  linalg.generic {indexing_maps = [#wx, #wdy, #wdw],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%padded, %dy : memref<2x3x9x9xf32>, memref<2x4x4x4xf32>) outs(%dw : memref<4x3x3x3xf32>)
+      attrs = {amp_linalg.kind = "conv_weight_grad", amp_linalg.conv_strides = array<i64: 2, 2>, amp_linalg.conv_dilations = array<i64: 1, 1>} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return %dw : memref<4x3x3x3xf32>
+}
+
+// Without a marked zero fill before it the call accumulates into dW
+// (accumulate 1); an f64 weight gradient stays a loop nest.
+// CHECK-LABEL: func.func @weight_grad_accumulate
+// CHECK-COUNT-6: arith.constant 0 : i64
+// CHECK-NEXT: %[[ONE:.+]] = arith.constant 1 : i64
+// CHECK-NEXT: call @amp_cpu_conv_weight_grad_f32({{.+}}, %[[ONE]])
+// CHECK: linalg.generic
+// CHECK-SAME: amp_linalg.kind = "conv_weight_grad"
+func.func @weight_grad_accumulate(%x: memref<2x3x9x9xf32>, %dy: memref<2x4x4x4xf32>, %dw: memref<4x3x3x3xf32>,
+                                  %x64: memref<2x3x9x9xf64>, %dy64: memref<2x4x4x4xf64>, %dw64: memref<4x3x3x3xf64>) {
+  linalg.generic {indexing_maps = [#wx, #wdy, #wdw],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : memref<2x3x9x9xf32>, memref<2x4x4x4xf32>) outs(%dw : memref<4x3x3x3xf32>)
+      attrs = {amp_linalg.kind = "conv_weight_grad", amp_linalg.conv_strides = array<i64: 2, 2>, amp_linalg.conv_dilations = array<i64: 1, 1>} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#wx, #wdy, #wdw],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x64, %dy64 : memref<2x3x9x9xf64>, memref<2x4x4x4xf64>) outs(%dw64 : memref<4x3x3x3xf64>)
+      attrs = {amp_linalg.kind = "conv_weight_grad", amp_linalg.conv_strides = array<i64: 2, 2>, amp_linalg.conv_dilations = array<i64: 1, 1>} {
+  ^bb0(%a: f64, %b: f64, %acc: f64):
+    %m = arith.mulf %a, %b : f64
+    %s = arith.addf %acc, %m : f64
+    linalg.yield %s : f64
   }
   return
 }
