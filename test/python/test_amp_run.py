@@ -440,6 +440,69 @@ def test_convnet_matches_onnxruntime(amp_run, tmp_path):
     run_and_check(amp_run, tmp_path, model, float_feeds(model))
 
 
+def conv_transpose_reference(x, w, b, strides, dilations, pads, output_padding, group):
+    """ONNX ConvTranspose in float64 by its definition: every input element
+    scatters x * W over its window of the full output, which is then cropped
+    by the pads (begin, end) and extended by output_padding."""
+    n, c = x.shape[:2]
+    spatial = x.ndim - 2
+    kernel = w.shape[2:]
+    cg, fg = c // group, w.shape[1]
+    full = [(x.shape[2 + i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1
+            + output_padding[i] for i in range(spatial)]
+    y = np.zeros((n, fg * group) + tuple(full))
+    for o in np.ndindex(*x.shape[2:]):
+        for k in np.ndindex(*kernel):
+            at = tuple(o[i] * strides[i] + k[i] * dilations[i] for i in range(spatial))
+            for g in range(group):
+                xs = x[(slice(None), slice(g * cg, (g + 1) * cg)) + o]       # (N, Cg)
+                ws = w[(slice(g * cg, (g + 1) * cg), slice(None)) + k]       # (Cg, Fg)
+                y[(slice(None), slice(g * fg, (g + 1) * fg)) + at] += xs @ ws
+    crop = tuple(slice(pads[i], full[i] - pads[spatial + i]) for i in range(spatial))
+    y = y[(slice(None), slice(None)) + crop]
+    if b is not None:
+        y += b.reshape((1, -1) + (1,) * spatial)
+    return y
+
+
+# (name, X shape, W shape, strides, dilations, pads, output_padding, group, bias)
+CONV_TRANSPOSE_CASES = [
+    ("stride2_pad1_outpad1", (2, 3, 5, 5), (3, 4, 3, 3), [2, 2], [1, 1], [1, 1, 1, 1], [1, 1], 1, True),
+    ("stride3_kernel2", (1, 2, 4, 3), (2, 3, 2, 2), [3, 3], [1, 1], [0, 0, 0, 0], [0, 0], 1, True),
+    ("stride2_dilation2", (2, 2, 4, 4), (2, 2, 3, 3), [2, 2], [2, 2], [1, 0, 2, 1], [1, 0], 1, False),
+    ("stride3_dilation2", (1, 2, 5, 4), (2, 3, 3, 2), [3, 2], [2, 3], [2, 1, 0, 2], [2, 1], 1, True),
+    ("large_pads", (1, 2, 6, 6), (2, 2, 3, 3), [2, 2], [1, 1], [3, 4, 4, 3], [0, 1], 1, False),
+    ("grouped_strided", (2, 4, 3, 4), (4, 3, 3, 3), [2, 3], [1, 1], [1, 0, 0, 1], [1, 2], 2, True),
+    ("depthwise_1x1_stride2", (2, 3, 4, 4), (3, 1, 1, 1), [2, 2], [1, 1], [0, 0, 0, 0], [1, 1], 3, False),
+    ("conv1d_stride4", (2, 3, 5), (3, 2, 3), [4], [1], [1, 2], [3], 1, True),
+    ("conv3d_stride2", (1, 2, 3, 3, 2), (2, 2, 2, 3, 2), [2, 2, 1], [1, 1, 2], [0, 1, 1, 1, 0, 0], [1, 0, 0], 1, True),
+]
+
+
+@pytest.mark.parametrize("case", CONV_TRANSPOSE_CASES, ids=[c[0] for c in CONV_TRANSPOSE_CASES])
+def test_conv_transpose_matches_definition(case, amp_run, tmp_path):
+    """ConvTranspose (strides with and without gaps between the taps, kernels
+    smaller than the stride, dilations, asymmetric and large pads,
+    output_padding, groups, 1-3 spatial dimensions) matches a float64
+    scatter by the operator's definition: the output phases amp computes
+    separately cover every output exactly once."""
+    name, x_shape, w_shape, strides, dilations, pads, output_padding, group, bias = case
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-1, 1, x_shape).astype(np.float32)
+    w = rng.uniform(-1, 1, w_shape).astype(np.float32)
+    b = rng.uniform(-1, 1, (w_shape[1] * group,)).astype(np.float32) if bias else None
+    want = conv_transpose_reference(x.astype(np.float64), w.astype(np.float64),
+                                    None if b is None else b.astype(np.float64), strides,
+                                    dilations, pads, output_padding, group)
+    inits = [init("w", w)] + ([init("b", b)] if bias else [])
+    node = helper.make_node("ConvTranspose", ["x", "w"] + (["b"] if bias else []), ["y"],
+                            strides=strides, dilations=dilations, pads=pads,
+                            output_padding=output_padding, group=group)
+    model = make_model([node], [vi("x", FLOAT, list(x_shape))],
+                       [vi("y", FLOAT, list(want.shape))], inits)
+    run_and_check(amp_run, tmp_path, model, {"x": x}, references=[want.astype(np.float32)])
+
+
 def test_transformer_block_matches_onnxruntime(amp_run, tmp_path):
     """Attention block (LayerNormalization, Reshape/Transpose heads, Softmax,
     erf GELU) matches onnxruntime, both outputs; the probs rows sum to 1."""

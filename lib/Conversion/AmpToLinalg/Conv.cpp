@@ -4,8 +4,8 @@
 // (group, channels/group)) accumulating into its initialised output. It
 // and its output initialisation carry the backend-neutral markers of
 // amp/Conversion/AmpToLinalg/Markers.h, whatever the element type.
-// ConvTranspose is a stride-1 convolution over the zero-stuffed input
-// with the kernel flipped. amp.conv_weight_grad is one generic marked as
+// ConvTranspose is one stride-1 convolution per output phase (sub-pixel
+// decomposition), each with the kernel taps that reach the phase, flipped. amp.conv_weight_grad is one generic marked as
 // a weight gradient.
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +14,7 @@
 #include "amp/Conversion/AmpToLinalg/Markers.h"
 
 #include <atomic>
+#include <numeric>
 
 namespace mlir::amp::lowering {
 
@@ -235,8 +236,60 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
   }
 };
 
-/// ConvTranspose as a convolution over the zero-stuffed, padded input with
-/// the kernel flipped and its channel dimensions swapped (per group).
+/// One output phase of a ConvTranspose along one spatial dimension: the
+/// outputs i = q * stride + phase, q < count, each a stride-1 convolution
+/// over `taps` kernel taps k0, k0 + tapStep, ... (flipped) with dilation
+/// `dilation`, reading X[q + base + j * dilation] for flipped tap j.
+struct TransposedPhase {
+  int64_t phase = 0, count = 0;
+  int64_t k0 = 0, taps = 0, tapStep = 1, dilation = 1, base = 0;
+};
+
+/// The phases of one spatial dimension (`stride` of them; a phase without
+/// taps or without inputs in reach has taps = 0 and only gets the bias).
+SmallVector<TransposedPhase> transposedPhases(int64_t in, int64_t out,
+                                              int64_t kernel, int64_t stride,
+                                              int64_t dilation,
+                                              int64_t padBegin) {
+  SmallVector<TransposedPhase> phases;
+  int64_t divisor = std::gcd(stride, dilation);
+  for (int64_t r = 0; r < stride && r < out; ++r) {
+    TransposedPhase p;
+    p.phase = r;
+    p.count = (out - r + stride - 1) / stride;
+    p.tapStep = stride / divisor;
+    p.dilation = dilation / divisor;
+    // Output i = o * stride + k * dilation - padBegin: tap k reaches
+    // phase r when (r + padBegin - k * dilation) is a multiple of stride.
+    for (int64_t k = 0; k < kernel; ++k) {
+      int64_t offset = r + padBegin - k * dilation;
+      if (((offset % stride) + stride) % stride != 0)
+        continue;
+      if (p.taps == 0)
+        p.k0 = k;
+      ++p.taps;
+    }
+    if (p.taps > 0) {
+      // Tap k0 reads X[q + e0]; the flipped tap j reads X[q + base + j*d'].
+      int64_t e0 = (r + padBegin - p.k0 * dilation) / stride;
+      p.base = e0 - (p.taps - 1) * p.dilation;
+      // No input in reach of any output of the phase: bias only.
+      if (std::min(in, p.count + e0) <= std::max<int64_t>(p.base, 0))
+        p.taps = 0;
+    }
+    phases.push_back(p);
+  }
+  return phases;
+}
+
+/// ConvTranspose by output phases (sub-pixel decomposition): along each
+/// spatial dimension the outputs i = q * stride + r form `stride` phases,
+/// each a stride-1 convolution of X with the kernel taps that reach it
+/// (flipped, channels swapped per group), written into a strided slice of
+/// Y. Every multiply-add is one the definition needs (no zero-stuffed
+/// input), and each phase is an ordinary marked convolution that backends
+/// hand to their libraries; stride 1 is one phase with the whole flipped
+/// kernel.
 struct ConvTransposeOpLowering : public OpConversionPattern<ConvTransposeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -255,6 +308,7 @@ struct ConvTransposeOpLowering : public OpConversionPattern<ConvTransposeOp> {
         return notLowerable(op, "a dynamic spatial size");
     int64_t groups = op.getGroup();
     int64_t channels = wType.getDimSize(0), perGroupOut = wType.getDimSize(1);
+    int64_t perGroupIn = channels / groups, filters = perGroupOut * groups;
     SmallVector<int64_t> kernel(wType.getShape().drop_front(2));
     auto window = semantics::resolveTransposedWindow(
         semantics::WindowAttrs::getConvTranspose(op),
@@ -262,108 +316,148 @@ struct ConvTransposeOpLowering : public OpConversionPattern<ConvTransposeOp> {
         [&](const Twine &message) { (void)op->emitError(message); });
     if (failed(window))
       return failure();
-    SmallVector<int64_t> strides = window->strides;
-    SmallVector<int64_t> dilations = window->dilations;
+    if (xType.isDynamicDim(1)) {
+      SmallVector<int64_t> shape(xType.getShape());
+      shape[1] = channels;
+      xType = RankedTensorType::get(shape, xType.getElementType());
+      x = rewriter.create<tensor::CastOp>(loc, xType, x);
+    }
     Type storage = resultType.getElementType();
     Type acc = accumulatorType(op, storage);
     if (acc != storage) {
       x = convertTensor(rewriter, loc, x, acc);
       w = convertTensor(rewriter, loc, w, acc);
     }
-    Type element = elementTypeOf(x);
-    Value zero = constantScalar(rewriter, loc, element, 0);
-    // 1. Zero-stuffed input: (in - 1) * stride + 1 per spatial dim.
-    SmallVector<int64_t> stuffedShape = {xType.getDimSize(0),
-                                         xType.getDimSize(1)};
-    SmallVector<OpFoldResult> stuffedSizes = {
-        rewriter.create<tensor::DimOp>(loc, x, 0).getResult(),
-        rewriter.getIndexAttr(xType.getDimSize(1))};
-    SmallVector<OpFoldResult> offsets(xType.getRank(),
-                                      rewriter.getIndexAttr(0));
-    SmallVector<OpFoldResult> insertStrides = {rewriter.getIndexAttr(1),
-                                               rewriter.getIndexAttr(1)};
-    for (int64_t i = 0; i < spatial; ++i) {
-      int64_t in = xType.getDimSize(i + 2);
-      stuffedShape.push_back((in - 1) * strides[i] + 1);
-      stuffedSizes.push_back(rewriter.getIndexAttr(stuffedShape.back()));
-      insertStrides.push_back(rewriter.getIndexAttr(strides[i]));
-    }
-    Value stuffed = filledTensor(rewriter, loc,
-                                 RankedTensorType::get(stuffedShape, element),
-                                 stuffedSizes, zero);
-    stuffed = rewriter.create<tensor::InsertSliceOp>(
-        loc, x, stuffed, offsets, getSizes(rewriter, loc, x), insertStrides);
-    // 2. Padding: low = d*(K-1) - pad_begin, high = out - stuffed + pad_begin
-    //    (a negative amount crops).
-    ArrayRef<int64_t> begin = window->padBegin;
-    SmallVector<int64_t> low(spatial), high(spatial);
-    for (int64_t i = 0; i < spatial; ++i) {
-      low[i] = dilations[i] * (kernel[i] - 1) - begin[i];
-      high[i] = resultType.getDimSize(i + 2) - stuffedShape[i + 2] + begin[i];
-    }
-    SmallVector<int64_t> padLow, padHigh;
-    for (int64_t i = 0; i < spatial; ++i) {
-      padLow.push_back(std::max<int64_t>(low[i], 0));
-      padHigh.push_back(std::max<int64_t>(high[i], 0));
-    }
-    Value padded = padSpatial(rewriter, loc, stuffed, padLow, padHigh, zero);
-    if (llvm::any_of(low, [](int64_t v) { return v < 0; }) ||
-        llvm::any_of(high, [](int64_t v) { return v < 0; })) {
-      auto paddedType = cast<RankedTensorType>(padded.getType());
-      SmallVector<OpFoldResult> cropOffsets(paddedType.getRank(),
-                                            rewriter.getIndexAttr(0));
-      SmallVector<OpFoldResult> cropSizes = getSizes(rewriter, loc, padded);
-      SmallVector<int64_t> cropShape(paddedType.getShape());
+    Value zero = constantScalar(rewriter, loc, acc, 0);
+    SmallVector<SmallVector<TransposedPhase>> perDim;
+    for (int64_t i = 0; i < spatial; ++i)
+      perDim.push_back(transposedPhases(
+          xType.getDimSize(i + 2), resultType.getDimSize(i + 2), kernel[i],
+          window->strides[i], window->dilations[i], window->padBegin[i]));
+
+    OpFoldResult batch = getSizes(rewriter, loc, x)[0];
+    SmallVector<int64_t> outShape(resultType.getShape());
+    outShape[0] = xType.getDimSize(0);
+    outShape[1] = filters;
+    auto accType = RankedTensorType::get(outShape, acc);
+    SmallVector<OpFoldResult> outSizes = {batch,
+                                          rewriter.getIndexAttr(filters)};
+    for (int64_t i = 0; i < spatial; ++i)
+      outSizes.push_back(rewriter.getIndexAttr(outShape[i + 2]));
+    Value y = rewriter.create<tensor::EmptyOp>(loc, outSizes, acc);
+
+    // Every combination of per-dimension phases.
+    SmallVector<int64_t> choice(spatial, 0);
+    while (true) {
+      SmallVector<const TransposedPhase *> phase;
+      bool hasTaps = true;
       for (int64_t i = 0; i < spatial; ++i) {
-        int64_t cutLow = std::max<int64_t>(-low[i], 0);
-        int64_t cutHigh = std::max<int64_t>(-high[i], 0);
-        cropShape[i + 2] -= cutLow + cutHigh;
-        cropOffsets[i + 2] = rewriter.getIndexAttr(cutLow);
-        cropSizes[i + 2] = rewriter.getIndexAttr(cropShape[i + 2]);
+        phase.push_back(&perDim[i][choice[i]]);
+        hasTaps &= phase.back()->taps > 0;
       }
-      SmallVector<OpFoldResult> ones(paddedType.getRank(),
-                                     rewriter.getIndexAttr(1));
-      padded = rewriter.create<tensor::ExtractSliceOp>(
-          loc, RankedTensorType::get(cropShape, element), padded, cropOffsets,
-          cropSizes, ones);
+      SmallVector<int64_t> phaseShape = {outShape[0], filters};
+      SmallVector<OpFoldResult> phaseSizes = {batch,
+                                              rewriter.getIndexAttr(filters)};
+      for (const TransposedPhase *p : phase) {
+        phaseShape.push_back(p->count);
+        phaseSizes.push_back(rewriter.getIndexAttr(p->count));
+      }
+      Value part = buildConvInit(rewriter, loc, adaptor.getB(),
+                                 RankedTensorType::get(phaseShape, acc),
+                                 phaseSizes, filters);
+      if (hasTaps)
+        part = buildPhase(rewriter, loc, x, w, part, phase, groups, perGroupIn,
+                          perGroupOut, zero);
+      SmallVector<OpFoldResult> offsets(2, rewriter.getIndexAttr(0)),
+          strides(2, rewriter.getIndexAttr(1));
+      for (int64_t i = 0; i < spatial; ++i) {
+        offsets.push_back(rewriter.getIndexAttr(phase[i]->phase));
+        strides.push_back(rewriter.getIndexAttr(window->strides[i]));
+      }
+      y = rewriter.create<tensor::InsertSliceOp>(loc, part, y, offsets,
+                                                 phaseSizes, strides);
+      int64_t d = spatial - 1;
+      while (d >= 0 && ++choice[d] == static_cast<int64_t>(perDim[d].size()))
+        choice[d--] = 0;
+      if (d < 0)
+        break;
     }
-    // 3. Kernel: W[C, F/G, k] -> W'[F, C/G, k] with k flipped.
-    int64_t perGroupIn = channels / groups;
-    SmallVector<int64_t> flippedShape = {perGroupOut * groups, perGroupIn};
-    flippedShape.append(kernel.begin(), kernel.end());
-    auto flippedType = RankedTensorType::get(flippedShape, element);
-    Value flipped = buildIndexGenerated(
-        rewriter, loc, flippedType, {},
-        [&](OpBuilder &b, Location l, ValueRange indices) -> Value {
+    Value result = convertTensor(rewriter, loc, y, storage);
+    if (result.getType() != resultType)
+      result = rewriter.create<tensor::CastOp>(loc, resultType, result);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  /// One phase: the reachable window of X, zero-padded where the phase's
+  /// first or last outputs reach outside it, convolved (stride 1) with the
+  /// phase's flipped taps W'[F, C/G, j...] = W[g*C/G + c, f, k0 + (J-1-j)*t].
+  static Value buildPhase(OpBuilder &b, Location loc, Value x, Value w,
+                          Value init, ArrayRef<const TransposedPhase *> phase,
+                          int64_t groups, int64_t perGroupIn,
+                          int64_t perGroupOut, Value zero) {
+    auto xType = cast<RankedTensorType>(x.getType());
+    int64_t spatial = phase.size();
+    SmallVector<OpFoldResult> offsets(xType.getRank(), b.getIndexAttr(0)),
+        sizes = getSizes(b, loc, x),
+        unit(xType.getRank(), b.getIndexAttr(1));
+    SmallVector<int64_t> windowShape(xType.getShape()), padLow, padHigh,
+        dilations;
+    bool cropped = false;
+    for (int64_t i = 0; i < spatial; ++i) {
+      const TransposedPhase &p = *phase[i];
+      int64_t in = xType.getDimSize(i + 2);
+      int64_t first = std::max<int64_t>(p.base, 0);
+      int64_t last = std::min(in, p.count + p.base + (p.taps - 1) * p.dilation);
+      cropped |= first != 0 || last != in;
+      offsets[i + 2] = b.getIndexAttr(first);
+      sizes[i + 2] = b.getIndexAttr(last - first);
+      windowShape[i + 2] = last - first;
+      padLow.push_back(std::max<int64_t>(-p.base, 0));
+      padHigh.push_back(std::max<int64_t>(
+          p.count + p.base + (p.taps - 1) * p.dilation - in, 0));
+      dilations.push_back(p.dilation);
+    }
+    Value input = x;
+    if (cropped)
+      input = b.create<tensor::ExtractSliceOp>(
+          loc, RankedTensorType::get(windowShape, xType.getElementType()), x,
+          offsets, sizes, unit);
+    input = padSpatial(b, loc, input, padLow, padHigh, zero);
+
+    SmallVector<int64_t> kernelShape = {perGroupOut * groups, perGroupIn};
+    for (const TransposedPhase *p : phase)
+      kernelShape.push_back(p->taps);
+    auto kernelType = RankedTensorType::get(
+        kernelShape, cast<RankedTensorType>(w.getType()).getElementType());
+    Value kernel = buildIndexGenerated(
+        b, loc, kernelType, {},
+        [&](OpBuilder &nb, Location l, ValueRange indices) -> Value {
           auto c = [&](int64_t v) {
-            return b.create<arith::ConstantIndexOp>(l, v);
+            return nb.create<arith::ConstantIndexOp>(l, v);
           };
           Value f = indices[0];
-          Value ci = indices[1];
-          Value g = b.create<arith::DivUIOp>(l, f, c(perGroupOut));
-          Value fi = b.create<arith::RemUIOp>(l, f, c(perGroupOut));
+          Value g = nb.create<arith::DivUIOp>(l, f, c(perGroupOut));
+          Value fi = nb.create<arith::RemUIOp>(l, f, c(perGroupOut));
           SmallVector<Value> at = {
-              b.create<arith::AddIOp>(
-                  l, b.create<arith::MulIOp>(l, g, c(perGroupIn)), ci),
+              nb.create<arith::AddIOp>(
+                  l, nb.create<arith::MulIOp>(l, g, c(perGroupIn)),
+                  indices[1]),
               fi};
-          for (int64_t i = 0; i < spatial; ++i)
-            at.push_back(
-                b.create<arith::SubIOp>(l, c(kernel[i] - 1), indices[2 + i]));
-          return b.create<tensor::ExtractOp>(l, w, at);
+          for (int64_t i = 0; i < spatial; ++i) {
+            const TransposedPhase &p = *phase[i];
+            // k0 + (J - 1 - j) * t
+            Value flipped =
+                nb.create<arith::SubIOp>(l, c(p.taps - 1), indices[2 + i]);
+            at.push_back(nb.create<arith::AddIOp>(
+                l, c(p.k0),
+                nb.create<arith::MulIOp>(l, flipped, c(p.tapStep))));
+          }
+          return nb.create<tensor::ExtractOp>(l, w, at);
         });
-    // 4. Output initialised with the bias, then a stride-1 convolution.
-    auto accType = resultType.clone(acc);
-    SmallVector<OpFoldResult> outSizes = {
-        rewriter.create<tensor::DimOp>(loc, x, 0).getResult()};
-    for (int64_t i = 1; i < resultType.getRank(); ++i)
-      outSizes.push_back(rewriter.getIndexAttr(resultType.getDimSize(i)));
-    Value init = buildConvInit(rewriter, loc, adaptor.getB(), accType, outSizes,
-                               perGroupOut * groups);
     SmallVector<int64_t> unitStrides(spatial, 1);
-    Value result = ConvOpLowering::buildConv(
-        rewriter, loc, padded, flipped, init, unitStrides, dilations, groups);
-    rewriter.replaceOp(op, convertTensor(rewriter, loc, result, storage));
-    return success();
+    return ConvOpLowering::buildConv(b, loc, input, kernel, init, unitStrides,
+                                     dilations, groups);
   }
 };
 

@@ -117,6 +117,43 @@ func.func @conv_grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> ten
 
 // -----
 
+// ConvTranspose, stride 2, kernel 3, pads 1, output_padding 1: four output
+// phases (even/odd rows x even/odd columns), each a stride-1 marked
+// convolution of X with the taps that reach it (1, then 2 per dimension,
+// flipped) written into a stride-2 slice of Y; X is padded by the one
+// column/row the two-tap phases read past its end. No zero-stuffed input.
+// CHECK-LABEL: func.func @conv_transpose_strided
+// CHECK: linalg.generic {{.*}} ins(%arg0, %{{.+}} : tensor<?x3x3x3xf32>, tensor<4x3x1x1xf32>)
+// CHECK-SAME: amp_linalg.kind = "conv"
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 0, 0] [%{{.+}}, 4, 3, 3] [1, 1, 2, 2] : tensor<?x4x3x3xf32> into tensor<?x4x6x6xf32>
+// CHECK: tensor.insert_slice %arg0 into %{{.+}}[0, 0, 0, 0] [%{{.+}}, 3, 3, 3] [1, 1, 1, 1] : tensor<?x3x3x3xf32> into tensor<?x3x3x4xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<?x3x3x4xf32>, tensor<4x3x1x2xf32>)
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 0, 1] [%{{.+}}, 4, 3, 3] [1, 1, 2, 2]
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<?x3x4x3xf32>, tensor<4x3x2x1xf32>)
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 1, 0] [%{{.+}}, 4, 3, 3] [1, 1, 2, 2]
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<?x3x4x4xf32>, tensor<4x3x2x2xf32>)
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 1, 1] [%{{.+}}, 4, 3, 3] [1, 1, 2, 2]
+func.func @conv_transpose_strided(%x: tensor<?x3x3x3xf32>, %w: tensor<3x4x3x3xf32>, %b: tensor<4xf32>) -> tensor<?x4x6x6xf32> {
+  %0 = amp.conv_transpose %x, %w, %b {output_padding = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x3x3x3xf32>, tensor<3x4x3x3xf32>, tensor<4xf32>) -> tensor<?x4x6x6xf32>
+  return %0 : tensor<?x4x6x6xf32>
+}
+
+// -----
+
+// A phase that no kernel tap reaches (kernel 1 < stride 2) gets only the
+// bias: one convolution, two slices.
+// CHECK-LABEL: func.func @conv_transpose_gaps
+// CHECK-COUNT-1: amp_linalg.kind = "conv"
+// CHECK-NOT: amp_linalg.kind = "conv"
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 0] [2, 2, 4] [1, 1, 2] : tensor<2x2x4xf32> into tensor<2x2x8xf32>
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 1] [2, 2, 4] [1, 1, 2] : tensor<2x2x4xf32> into tensor<2x2x8xf32>
+func.func @conv_transpose_gaps(%x: tensor<2x3x4xf32>, %w: tensor<3x2x1xf32>, %b: tensor<2xf32>) -> tensor<2x2x8xf32> {
+  %0 = amp.conv_transpose %x, %w, %b {output_padding = array<i64: 1>, strides = array<i64: 2>} : (tensor<2x3x4xf32>, tensor<3x2x1xf32>, tensor<2xf32>) -> tensor<2x2x8xf32>
+  return %0 : tensor<2x2x8xf32>
+}
+
+// -----
+
 // conv_weight_grad: the padded X and dY split into groups, one generic over
 // (g, m, c, kh, kw, n, oh, ow) accumulating into a zero fill marked as the
 // convolution's initialisation; the generic is marked as a weight gradient.
