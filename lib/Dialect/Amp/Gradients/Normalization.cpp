@@ -54,9 +54,27 @@ void gradient(BatchNormalizationOp op, GradientBuilder &gb, In rg, Grads og) {
   Value gBias = gb.reduceSum(g, axes, /*keepDims=*/true);
   Value gScale = gb.reduceSum(gb.mul(g, xHat), axes, true);
   if (op.getTrainingMode()) {
-    // dX = scale invStd (g - mean(g) - xHat mean(g xHat)).
-    Value meanG = gb.reduceMean(g, axes, true);
-    Value meanGx = gb.reduceMean(gb.mul(g, xHat), axes, true);
+    // dX = scale invStd (g - mean(g) - xHat mean(g xHat)); with static
+    // sizes the means are the sums above over the count (no second pass
+    // over g and g xHat); fp16/bf16 keep the reductions (1/count would
+    // round to a subnormal or zero).
+    RankedTensorType xType = tensorType(x);
+    int64_t count = xType.getElementType().isF32() ||
+                            xType.getElementType().isF64()
+                        ? 1
+                        : -1;
+    for (int64_t axis : axes)
+      count = xType.isDynamicDim(axis) || count < 0
+                  ? -1
+                  : count * xType.getDimSize(axis);
+    Value meanG, meanGx;
+    if (count > 0) {
+      meanG = gb.mulScalar(gBias, 1.0 / static_cast<double>(count));
+      meanGx = gb.mulScalar(gScale, 1.0 / static_cast<double>(count));
+    } else {
+      meanG = gb.reduceMean(g, axes, true);
+      meanGx = gb.reduceMean(gb.mul(g, xHat), axes, true);
+    }
     og[0] = gb.mul(gb.mul(scale, invStd),
                    gb.sub(gb.sub(g, meanG), gb.mul(xHat, meanGx)));
   } else {
