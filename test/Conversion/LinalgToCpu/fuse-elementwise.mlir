@@ -1,8 +1,10 @@
 // RUN: amp-opt %s -split-input-file -amp-fuse-elementwise | FileCheck %s
 // RUN: amp-opt %s -split-input-file -convert-amp-to-linalg -amp-fuse-elementwise | FileCheck %s --check-prefix=PIPE
 // amp-fuse-elementwise: upstream elementwise fusion of single-use
-// producers, except into the convolutions the CPU runtime will compute
-// (marked amp_linalg.kind = "conv", fp32, 1-3 spatial dimensions).
+// producers and of cheap producers with up to three users, except into the
+// convolutions and weight gradients the CPU runtime will compute (marked
+// amp_linalg.kind = "conv" or "conv_weight_grad", fp32, 1-3 spatial
+// dimensions).
 
 // Two elementwise generics become one.
 // CHECK-LABEL: func.func @chain
@@ -31,16 +33,18 @@ func.func @chain(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// A producer with two users stays (no recomputation).
-// CHECK-LABEL: func.func @shared_producer
-// CHECK: %[[N:.+]] = linalg.generic {{.+}} ins(%arg0 : tensor<4xf32>)
-// CHECK: arith.negf
-// CHECK: linalg.generic {{.+}} ins(%[[N]] : tensor<4xf32>)
-// CHECK: math.exp
-// CHECK: linalg.generic {{.+}} ins(%[[N]] : tensor<4xf32>)
-// CHECK: math.absf
+// A cheap producer (a few adds, multiplies, compares, selects or casts)
+// with two users is recomputed in each: no intermediate tensor.
+// CHECK-LABEL: func.func @shared_cheap_producer
+// CHECK: linalg.generic {{.+}} ins(%arg0 : tensor<4xf32>)
+// CHECK: %[[N:.+]] = arith.negf
+// CHECK: math.exp %[[N]]
+// CHECK: linalg.generic {{.+}} ins(%arg0 : tensor<4xf32>)
+// CHECK: %[[M:.+]] = arith.negf
+// CHECK: math.absf %[[M]]
+// CHECK-NOT: linalg.generic
 #id1 = affine_map<(d0) -> (d0)>
-func.func @shared_producer(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+func.func @shared_cheap_producer(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %e = tensor.empty() : tensor<4xf32>
   %n = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
       ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
@@ -55,6 +59,41 @@ func.func @shared_producer(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) 
     linalg.yield %0 : f32
   } -> tensor<4xf32>
   %b = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%n : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = math.absf %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<4xf32>
+  return %a, %b : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A producer with two users that is not cheap (math.exp) stays: it is not
+// recomputed.
+// CHECK-LABEL: func.func @shared_producer
+// CHECK: %[[N:.+]] = linalg.generic {{.+}} ins(%arg0 : tensor<4xf32>)
+// CHECK: math.exp
+// CHECK: linalg.generic {{.+}} ins(%[[N]] : tensor<4xf32>)
+// CHECK: arith.negf
+// CHECK: linalg.generic {{.+}} ins(%[[N]] : tensor<4xf32>)
+// CHECK: math.absf
+#id1b = affine_map<(d0) -> (d0)>
+func.func @shared_producer(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<4xf32>
+  %n = linalg.generic {indexing_maps = [#id1b, #id1b], iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = math.exp %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<4xf32>
+  %a = linalg.generic {indexing_maps = [#id1b, #id1b], iterator_types = ["parallel"]}
+      ins(%n : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.negf %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<4xf32>
+  %b = linalg.generic {indexing_maps = [#id1b, #id1b], iterator_types = ["parallel"]}
       ins(%n : tensor<4xf32>) outs(%e : tensor<4xf32>) {
   ^bb0(%in: f32, %out: f32):
     %0 = math.absf %in : f32

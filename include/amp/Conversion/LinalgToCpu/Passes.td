@@ -29,7 +29,10 @@ def AmpFuseElementwise : Pass<"amp-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Fuse elementwise linalg.generic producers into consumers";
   let description = [{
     Upstream elementwise fusion (`populateElementwiseOpsFusionPatterns`) of
-    single-use producers, except into the convolutions and weight gradients
+    single-use producers, and of producers with up to three users whose
+    body is at most four cheap arithmetic ops (adds, multiplies, compares,
+    selects, casts: recomputing them costs less than a round trip through
+    memory, e.g. `x - mean` feeding a variance and a normalization), except into the convolutions and weight gradients
     that `amp-linalg-to-runtime-calls` will call the runtime for (marked
     `amp_linalg.kind = "conv"` or `"conv_weight_grad"`, fp32, 1-3 spatial
     dimensions): their
