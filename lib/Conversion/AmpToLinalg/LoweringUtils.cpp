@@ -2,11 +2,15 @@
 
 #include "LoweringUtils.h"
 
+#include "amp/Conversion/AmpToLinalg/Markers.h"
+
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/Matchers.h"
+
+#include <atomic>
 
 namespace mlir::amp::lowering {
 
@@ -396,6 +400,10 @@ Value padTensor(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> low,
   }
   auto paddedType = RankedTensorType::get(shape, type.getElementType());
   Value filled = filledTensor(b, loc, paddedType, sizes, padValue);
+  // A distinct fill per padding (Markers.h).
+  static std::atomic<int64_t> nextPad{0};
+  filled.getDefiningOp()->setAttr(marker::kPadFillAttr,
+                                  b.getI64IntegerAttr(nextPad++));
   SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
   return b.create<tensor::InsertSliceOp>(loc, input, filled, offsets, inSizes,
                                          strides);

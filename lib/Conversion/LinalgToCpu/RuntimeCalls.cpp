@@ -65,9 +65,6 @@ bool isConstantBuffer(Value value) {
   return false;
 }
 
-/// If `x` is a zero-padded copy of another buffer (tensor.pad after
-/// bufferization: an alloc filled with 0, the source copied into a
-/// subview), use the source and let the runtime pad: no copy.
 /// The buffer a memref view is taken from.
 Value rootBuffer(Value value) {
   while (Operation *def = value.getDefiningOp()) {
@@ -79,6 +76,43 @@ Value rootBuffer(Value value) {
   return value;
 }
 
+/// Whether `op` or an op nested in it has an operand viewing `buffer`.
+bool touchesBuffer(Operation *op, Value buffer) {
+  bool found = false;
+  op->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands())
+      if (isa<BaseMemRefType>(operand.getType()) &&
+          rootBuffer(operand) == buffer) {
+        found = true;
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
+/// Whether `op` sets every element of `buffer` to zero (linalg.fill or a
+/// linalg.map without inputs yielding 0).
+bool isZeroFillOf(Operation *op, Value buffer) {
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.getOutputs()[0] == buffer &&
+           matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+  if (auto map = dyn_cast<linalg::MapOp>(op)) {
+    auto yield = cast<linalg::YieldOp>(map.getBody()->getTerminator());
+    return map.getInit() == buffer && map.getInputs().empty() &&
+           matchPattern(yield.getOperand(0), m_AnyZeroFloat());
+  }
+  return false;
+}
+
+/// If `x` is a zero-padded copy of another buffer (tensor.pad after
+/// bufferization: an alloc filled with 0, then the source copied into a
+/// subview of it, right before the convolution in the same block), use
+/// the source and let the runtime pad: no fill and no copy. The alloc may
+/// be reused for other paddings before and after (bufferization reuses a
+/// dead buffer); the padded contents must be read by this convolution
+/// only: the next op after it that touches the buffer overwrites it whole
+/// or frees it.
 void foldPadding(Operation *convOp, Value &x, int64_t spatial,
                  SmallVectorImpl<int64_t> &begin,
                  SmallVectorImpl<int64_t> &end) {
@@ -89,55 +123,59 @@ void foldPadding(Operation *convOp, Value &x, int64_t spatial,
                  !cast<MemRefType>(expand.getType()).hasStaticShape()))
     return;
   auto alloc = padded.getDefiningOp<memref::AllocOp>();
-  if (!alloc)
+  if (!alloc || alloc->getBlock() != convOp->getBlock())
     return;
-  Operation *fill = nullptr;
-  memref::SubViewOp subview;
+  // Backwards from the convolution: the copy into the subview, then the
+  // zero fill; views in between write nothing.
   memref::CopyOp copy;
-  int conv = 0;
-  for (Operation *user : alloc->getUsers()) {
-    if (auto map = dyn_cast<linalg::MapOp>(user)) {
-      auto yield = cast<linalg::YieldOp>(map.getBody()->getTerminator());
-      if (map.getInputs().empty() &&
-          matchPattern(yield.getOperand(0), m_AnyZeroFloat()) && !fill)
-        fill = map;
-      else
+  memref::SubViewOp subview;
+  Operation *fill = nullptr;
+  for (Operation *op = convOp->getPrevNode(); op && !fill;
+       op = op->getPrevNode()) {
+    if (isa<ViewLikeOpInterface>(op) || !touchesBuffer(op, padded))
+      continue;
+    if (!copy) {
+      copy = dyn_cast<memref::CopyOp>(op);
+      if (!copy)
         return;
-    } else if (auto fillOp = dyn_cast<linalg::FillOp>(user)) {
-      if (!matchPattern(fillOp.getInputs()[0], m_AnyZeroFloat()) || fill)
+      subview = copy.getTarget().getDefiningOp<memref::SubViewOp>();
+      if (!subview || subview.getSource() != padded ||
+          rootBuffer(copy.getSource()) == padded)
         return;
-      fill = fillOp;
-    } else if (auto view = dyn_cast<memref::SubViewOp>(user)) {
-      if (subview || !view->hasOneUse())
-        return;
-      subview = view;
-      copy = dyn_cast<memref::CopyOp>(*view->getUsers().begin());
-      if (!copy || copy.getTarget() != view.getResult())
-        return;
-    } else if ((isa<linalg::GenericOp>(user) &&
-                (isRuntimeConv(user) || isRuntimeWeightGrad(user))) ||
-               (expand && user == expand.getOperation())) {
-      ++conv;
-    } else {
-      return;
+      continue;
     }
+    if (!isZeroFillOf(op, padded))
+      return;
+    fill = op;
   }
-  if (!fill || !subview || !copy || conv != 1 ||
-      copy->getBlock() != convOp->getBlock())
+  if (!fill)
     return;
+  // Forwards: nobody else reads the padded contents.
+  for (Operation *op = convOp->getNextNode(); op; op = op->getNextNode()) {
+    if (isa<ViewLikeOpInterface>(op) || !touchesBuffer(op, padded))
+      continue;
+    auto fillOp = dyn_cast<linalg::FillOp>(op);
+    if (isa<memref::DeallocOp>(op) ||
+        (fillOp && fillOp.getOutputs()[0] == padded))
+      break;
+    return;
+  }
+  for (Operation *user : subview->getUsers())
+    if (user != copy.getOperation())
+      return;
   // The source must still hold its values when the convolution runs:
   // nothing between the copy and the convolution (the convolution's own
   // output included) may touch its buffer.
   Value sourceRoot = rootBuffer(copy.getSource());
-  for (Operation *op = copy->getNextNode(); op; op = op->getNextNode()) {
-    for (Value operand : op->getOperands())
-      if (isa<BaseMemRefType>(operand.getType()) &&
-          rootBuffer(operand) == sourceRoot && operand != x &&
-          operand != padded)
-        return;
-    if (op == convOp)
-      break;
-  }
+  for (Operation *op = copy->getNextNode(); op != convOp;
+       op = op->getNextNode())
+    if (!isa<ViewLikeOpInterface>(op) && touchesBuffer(op, sourceRoot))
+      return;
+  if (llvm::any_of(convOp->getOperands(), [&](Value operand) {
+        return operand != x && isa<BaseMemRefType>(operand.getType()) &&
+               rootBuffer(operand) == sourceRoot;
+      }))
+    return;
   auto allocType = cast<MemRefType>(alloc.getType());
   auto sourceType = cast<MemRefType>(copy.getSource().getType());
   if (!sourceType.getLayout().isIdentity() &&
@@ -175,7 +213,8 @@ void foldPadding(Operation *convOp, Value &x, int64_t spatial,
         expand.getLoc(), MemRefType::get(shape, sourceType.getElementType()),
         source, expand.getReassociationIndices());
   }
-  // The old view and buffer die with the convolution (canonicalize).
+  // The old view and buffer die with the convolution (canonicalize) unless
+  // the buffer is reused.
   x = source;
   copy->erase();
   subview->erase();

@@ -447,24 +447,18 @@ ConvPrimitive *getConv(Engine &engine, const std::vector<int64_t> &srcDims,
 
 } // namespace
 
-extern "C" void amp_cpu_conv_f32(
-    int64_t rankX, void *xDesc, int64_t rankW, void *wDesc, int64_t rankY,
-    void *yDesc, int64_t rankB, void *bDesc, int64_t stride0, int64_t stride1,
-    int64_t stride2, int64_t dilation0, int64_t dilation1, int64_t dilation2,
-    int64_t spatial, int64_t constantWeights, int64_t padBegin0,
-    int64_t padBegin1, int64_t padBegin2, int64_t padEnd0, int64_t padEnd1,
-    int64_t padEnd2, int64_t mode, int64_t relu) {
-  Profile &profile = Profile::get();
-  ProfileScope scope(profile.convMs, profile.convCalls);
-  View x(rankX, xDesc), w(rankW, wDesc), y(rankY, yDesc), b(rankB, bDesc);
-  int64_t stride[3] = {stride0, stride1, stride2};
-  int64_t dil[3] = {dilation0, dilation1, dilation2};
-  int64_t padBegin[3] = {padBegin0, padBegin1, padBegin2};
-  int64_t padEnd[3] = {padEnd0, padEnd1, padEnd2};
+namespace {
+
+/// The convolution of amp_cpu_conv_f32 on views (see CpuRuntime.h for the
+/// forms and modes): oneDNN where it takes the case, else the reference
+/// loops. Deterministic: each output element is summed by one thread in a
+/// fixed order, whatever the thread count.
+void runConv(const View &x, const View &w, const View &y, const View &b,
+             int64_t spatial, const int64_t *stride, const int64_t *dil,
+             const int64_t *padBegin, const int64_t *padEnd, int64_t mode,
+             int64_t relu, int64_t constantWeights) {
   // Grouped views have a group dimension: X (N, G, C/G, spatial...).
-  bool grouped = rankX == spatial + 3;
-  (void)rankW;
-  (void)rankY;
+  bool grouped = x.rank() == spatial + 3;
   for (int64_t v : y.sizes)
     if (v == 0)
       return;
@@ -638,260 +632,25 @@ extern "C" void amp_cpu_conv_f32(
     });
 }
 
-namespace {
-
-/// dW (+)= the weight gradient of the convolution of X with output
-/// gradient dY, in the index space of naiveConv (grouped views when
-/// `grouped`).
-void naiveWeightGrad(const View &x, const View &dy, const View &dw,
-                     bool grouped, int64_t spatial, const int64_t *stride,
-                     const int64_t *dil, const int64_t *padBegin,
-                     bool accumulate) {
-  int64_t G = grouped ? x.sizes[1] : 1;
-  int64_t s0 = grouped ? 3 : 2; // first spatial dim of X and dY
-  int64_t C = grouped ? x.sizes[2] : x.sizes[1];
-  int64_t M = grouped ? dy.sizes[2] : dy.sizes[1];
-  int64_t N = x.sizes[0];
-  int64_t ws0 = grouped ? 3 : 2; // first kernel dim of dW
-  std::vector<int64_t> out(spatial), ker(spatial);
-  int64_t outCount = 1, kerCount = 1;
-  for (int64_t i = 0; i < spatial; ++i) {
-    out[i] = dy.sizes[s0 + i];
-    ker[i] = dw.sizes[ws0 + i];
-    outCount *= out[i];
-    kerCount *= ker[i];
-  }
-  std::vector<int64_t> o(spatial), kk(spatial);
-  for (int64_t g = 0; g < G; ++g)
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t c = 0; c < C; ++c)
-        for (int64_t ki = 0; ki < kerCount; ++ki) {
-          for (int64_t i = spatial - 1, r = ki; i >= 0; --i) {
-            kk[i] = r % ker[i];
-            r /= ker[i];
-          }
-          float *wp = dw.data + (grouped ? g * dw.strides[0] +
-                                               m * dw.strides[1] +
-                                               c * dw.strides[2]
-                                         : m * dw.strides[0] +
-                                               c * dw.strides[1]);
-          for (int64_t i = 0; i < spatial; ++i)
-            wp += kk[i] * dw.strides[ws0 + i];
-          double sum = accumulate ? *wp : 0.0;
-          for (int64_t n = 0; n < N; ++n)
-            for (int64_t oi = 0; oi < outCount; ++oi) {
-              for (int64_t i = spatial - 1, r = oi; i >= 0; --i) {
-                o[i] = r % out[i];
-                r /= out[i];
-              }
-              const float *xp =
-                  x.data + n * x.strides[0] +
-                  (grouped ? g * x.strides[1] + c * x.strides[2]
-                           : c * x.strides[1]);
-              const float *gp =
-                  dy.data + n * dy.strides[0] +
-                  (grouped ? g * dy.strides[1] + m * dy.strides[2]
-                           : m * dy.strides[1]);
-              bool inside = true;
-              for (int64_t i = 0; i < spatial; ++i) {
-                int64_t at = o[i] * stride[i] + kk[i] * dil[i] - padBegin[i];
-                inside &= at >= 0 && at < x.sizes[s0 + i];
-                xp += at * x.strides[s0 + i];
-                gp += o[i] * dy.strides[s0 + i];
-              }
-              if (inside)
-                sum += double(*xp) * double(*gp);
-            }
-          *wp = static_cast<float>(sum);
-        }
-}
-
-/// A backward-weights primitive for one shape, with the reorders between
-/// the plain (strided) views and oneDNN's preferred layouts.
-struct WeightGradPrimitive {
-  dnnl_primitive_t primitive = nullptr;
-  dnnl_memory_desc_t src, diffDst, diffWeights;              // plain
-  dnnl_memory_desc_t blockedSrc, blockedDiffDst, blockedDiffWeights;
-  dnnl_primitive_t srcIn = nullptr, diffDstIn = nullptr,
-                   diffWeightsOut = nullptr;
-  std::vector<float> srcScratch, diffDstScratch, diffWeightsScratch;
-};
-
-std::map<ConvKey, WeightGradPrimitive> &weightGradCache() {
-  static std::map<ConvKey, WeightGradPrimitive> cache;
-  return cache;
-}
-
-WeightGradPrimitive *
-getWeightGrad(Engine &engine, const std::vector<int64_t> &srcDims,
-              const std::vector<int64_t> &srcStrides,
-              const std::vector<int64_t> &dstDims,
-              const std::vector<int64_t> &dstStrides,
-              const std::vector<int64_t> &weiDims,
-              const std::vector<int64_t> &weiStrides, int64_t spatial,
-              const int64_t *stride, const int64_t *dil,
-              const int64_t *padBegin, const int64_t *padEnd) {
-  ConvKey key;
-  for (const auto *list : {&srcDims, &srcStrides, &dstDims, &dstStrides,
-                           &weiDims, &weiStrides}) {
-    key.words.push_back(static_cast<int64_t>(list->size()));
-    key.words.insert(key.words.end(), list->begin(), list->end());
-  }
-  key.words.insert(key.words.end(), stride, stride + spatial);
-  key.words.insert(key.words.end(), dil, dil + spatial);
-  key.words.insert(key.words.end(), padBegin, padBegin + spatial);
-  key.words.insert(key.words.end(), padEnd, padEnd + spatial);
-  auto &cache = weightGradCache();
-  auto it = cache.find(key);
-  if (it != cache.end())
-    return it->second.primitive ? &it->second : nullptr;
-  WeightGradPrimitive &wg = cache[key];
-  if (!initDesc(&wg.src, srcDims, srcStrides) ||
-      !initDesc(&wg.diffDst, dstDims, dstStrides) ||
-      !initDesc(&wg.diffWeights, weiDims, weiStrides))
-    return nullptr;
-  dnnl_dims_t strides, dilates, paddingL, paddingR;
-  for (int64_t i = 0; i < spatial; ++i) {
-    strides[i] = stride[i];
-    dilates[i] = dil[i] - 1; // oneDNN counts the gaps
-    paddingL[i] = padBegin[i];
-    paddingR[i] = padEnd[i];
-  }
-  static const bool plainOnly = getenv("AMP_CPU_PLAIN_CONV") != nullptr;
-  dnnl_memory_desc_t anySrc = wg.src, anyDst = wg.diffDst,
-                     anyWeights = wg.diffWeights;
-  if (!plainOnly) {
-    auto anyOf = [](const std::vector<int64_t> &dims, dnnl_memory_desc_t &md) {
-      dnnl_dims_t d;
-      for (size_t i = 0; i < dims.size(); ++i)
-        d[i] = dims[i];
-      return dnnl_memory_desc_init_by_tag(&md, static_cast<int>(dims.size()),
-                                          d, dnnl_f32, dnnl_format_tag_any) ==
-             dnnl_success;
-    };
-    if (!anyOf(srcDims, anySrc) || !anyOf(dstDims, anyDst) ||
-        !anyOf(weiDims, anyWeights))
-      return nullptr;
-  }
-  // The backward primitive needs the forward one as a hint.
-  dnnl_convolution_desc_t forwardDesc, backwardDesc;
-  if (dnnl_dilated_convolution_forward_desc_init(
-          &forwardDesc, dnnl_forward_training, dnnl_convolution_direct,
-          &anySrc, &anyWeights, nullptr, &anyDst, strides, dilates, paddingL,
-          paddingR) != dnnl_success ||
-      dnnl_dilated_convolution_backward_weights_desc_init(
-          &backwardDesc, dnnl_convolution_direct, &anySrc, &anyWeights,
-          nullptr, &anyDst, strides, dilates, paddingL,
-          paddingR) != dnnl_success)
-    return nullptr;
-  dnnl_primitive_desc_t forwardPd, pd;
-  if (dnnl_primitive_desc_create(&forwardPd, &forwardDesc, nullptr,
-                                 engine.engine, nullptr) != dnnl_success)
-    return nullptr;
-  dnnl_status_t status = dnnl_primitive_desc_create(
-      &pd, &backwardDesc, nullptr, engine.engine, forwardPd);
-  dnnl_primitive_desc_destroy(forwardPd);
-  if (status != dnnl_success)
-    return nullptr;
-  wg.blockedSrc = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-  wg.blockedDiffDst =
-      *dnnl_primitive_desc_query_md(pd, dnnl_query_diff_dst_md, 0);
-  wg.blockedDiffWeights =
-      *dnnl_primitive_desc_query_md(pd, dnnl_query_diff_weights_md, 0);
-  status = dnnl_primitive_create(&wg.primitive, pd);
-  dnnl_primitive_desc_destroy(pd);
-  if (status != dnnl_success) {
-    wg.primitive = nullptr;
-    return nullptr;
-  }
-  bool ok = true;
-  if (!dnnl_memory_desc_equal(&wg.src, &wg.blockedSrc)) {
-    wg.srcIn = makeReorder(engine.engine, wg.src, wg.blockedSrc);
-    wg.srcScratch.resize(floatsOf(wg.blockedSrc));
-    ok &= wg.srcIn != nullptr;
-  }
-  if (!dnnl_memory_desc_equal(&wg.diffDst, &wg.blockedDiffDst)) {
-    wg.diffDstIn = makeReorder(engine.engine, wg.diffDst, wg.blockedDiffDst);
-    wg.diffDstScratch.resize(floatsOf(wg.blockedDiffDst));
-    ok &= wg.diffDstIn != nullptr;
-  }
-  if (!dnnl_memory_desc_equal(&wg.diffWeights, &wg.blockedDiffWeights)) {
-    wg.diffWeightsOut =
-        makeReorder(engine.engine, wg.blockedDiffWeights, wg.diffWeights);
-    wg.diffWeightsScratch.resize(floatsOf(wg.blockedDiffWeights));
-    ok &= wg.diffWeightsOut != nullptr;
-  }
-  if (!ok) {
-    wg.primitive = nullptr;
-    return nullptr;
-  }
-  return &wg;
-}
-
-/// Runs the oneDNN backward-weights convolution into `dw` (overwriting it);
-/// false when oneDNN cannot (the caller falls back to loops).
-bool oneDnnWeightGrad(const View &x, const View &dy, const View &dw,
-                      bool grouped, int64_t spatial, const int64_t *stride,
-                      const int64_t *dil, const int64_t *padBegin,
-                      const int64_t *padEnd) {
-  Engine &engine = Engine::get();
-  static const bool naiveOnly = getenv("AMP_CPU_NAIVE_CONV") != nullptr;
-  if (!engine.engine || naiveOnly)
-    return false;
-  std::vector<int64_t> srcDims, srcStrides, dstDims, dstStrides;
-  if (grouped) {
-    if (!mergeGroups(x, srcDims, srcStrides) ||
-        !mergeGroups(dy, dstDims, dstStrides))
-      return false;
-  } else {
-    srcDims = x.sizes;
-    srcStrides = x.strides;
-    dstDims = dy.sizes;
-    dstStrides = dy.strides;
-  }
-  std::lock_guard<std::mutex> lock(engine.mutex);
-  WeightGradPrimitive *wg =
-      getWeightGrad(engine, srcDims, srcStrides, dstDims, dstStrides,
-                    dw.sizes, dw.strides, spatial, stride, dil, padBegin,
-                    padEnd);
-  if (!wg)
-    return false;
-  dnnl_engine_t e = engine.engine;
-  dnnl_stream_t st = engine.stream;
-  bool ok = true;
-  const void *srcData = x.data, *dstData = dy.data;
-  if (wg->srcIn) {
-    ok &= runReorder(e, st, wg->srcIn, wg->src, x.data, wg->blockedSrc,
-                     wg->srcScratch.data());
-    srcData = wg->srcScratch.data();
-  }
-  if (wg->diffDstIn) {
-    ok &= runReorder(e, st, wg->diffDstIn, wg->diffDst, dy.data,
-                     wg->blockedDiffDst, wg->diffDstScratch.data());
-    dstData = wg->diffDstScratch.data();
-  }
-  void *weiData =
-      wg->diffWeightsOut ? wg->diffWeightsScratch.data() : (void *)dw.data;
-  dnnl_memory_t src, diffDst, diffWei;
-  dnnl_memory_create(&src, &wg->blockedSrc, e, const_cast<void *>(srcData));
-  dnnl_memory_create(&diffDst, &wg->blockedDiffDst, e,
-                     const_cast<void *>(dstData));
-  dnnl_memory_create(&diffWei, &wg->blockedDiffWeights, e, weiData);
-  dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, src},
-                             {DNNL_ARG_DIFF_DST, diffDst},
-                             {DNNL_ARG_DIFF_WEIGHTS, diffWei}};
-  ok &= dnnl_primitive_execute(wg->primitive, st, 3, args) == dnnl_success;
-  dnnl_stream_wait(st);
-  dnnl_memory_destroy(src);
-  dnnl_memory_destroy(diffDst);
-  dnnl_memory_destroy(diffWei);
-  if (ok && wg->diffWeightsOut)
-    ok &= runReorder(e, st, wg->diffWeightsOut, wg->blockedDiffWeights,
-                     wg->diffWeightsScratch.data(), wg->diffWeights, dw.data);
-  return ok;
-}
-
 } // namespace
+
+extern "C" void amp_cpu_conv_f32(
+    int64_t rankX, void *xDesc, int64_t rankW, void *wDesc, int64_t rankY,
+    void *yDesc, int64_t rankB, void *bDesc, int64_t stride0, int64_t stride1,
+    int64_t stride2, int64_t dilation0, int64_t dilation1, int64_t dilation2,
+    int64_t spatial, int64_t constantWeights, int64_t padBegin0,
+    int64_t padBegin1, int64_t padBegin2, int64_t padEnd0, int64_t padEnd1,
+    int64_t padEnd2, int64_t mode, int64_t relu) {
+  Profile &profile = Profile::get();
+  ProfileScope scope(profile.convMs, profile.convCalls);
+  View x(rankX, xDesc), w(rankW, wDesc), y(rankY, yDesc), b(rankB, bDesc);
+  int64_t stride[3] = {stride0, stride1, stride2};
+  int64_t dil[3] = {dilation0, dilation1, dilation2};
+  int64_t padBegin[3] = {padBegin0, padBegin1, padBegin2};
+  int64_t padEnd[3] = {padEnd0, padEnd1, padEnd2};
+  runConv(x, w, y, b, spatial, stride, dil, padBegin, padEnd, mode, relu,
+          constantWeights);
+}
 
 extern "C" void amp_cpu_conv_weight_grad_f32(
     int64_t rankX, void *xDesc, int64_t rankDY, void *dyDesc, int64_t rankDW,
@@ -902,78 +661,101 @@ extern "C" void amp_cpu_conv_weight_grad_f32(
   Profile &profile = Profile::get();
   ProfileScope scope(profile.convMs, profile.convCalls);
   View x(rankX, xDesc), dy(rankDY, dyDesc), dw(rankDW, dwDesc);
+  (void)padEnd0;
+  (void)padEnd1;
+  (void)padEnd2;
+  // dW[m, c, k] = sum_{n, o} dY[n, m, o] Xpad[n, c, o * stride + k * dil]
+  // is a forward convolution with the roles swapped: batch c, channels n,
+  // kernel dY[:, m] (the output size), output k, strides = the dilations
+  // and dilations = the strides. It runs on the forward path on transposed
+  // views (no copies without groups): oneDNN's forward kernels split the
+  // outputs between threads, so the result does not depend on the thread
+  // count, unlike its backward-weights kernels, which reduce per-thread
+  // partial sums.
+  bool grouped = rankX == spatial + 3;
+  int64_t s0 = grouped ? 3 : 2; // first spatial dim of X, dY and dW
+  int64_t padBeginT[3] = {0, 0, 0}, padEndT[3] = {0, 0, 0};
+  int64_t strideT[3] = {1, 1, 1}, dilT[3] = {1, 1, 1};
   int64_t stride[3] = {stride0, stride1, stride2};
   int64_t dil[3] = {dilation0, dilation1, dilation2};
   int64_t padBegin[3] = {padBegin0, padBegin1, padBegin2};
-  int64_t padEnd[3] = {padEnd0, padEnd1, padEnd2};
-  bool grouped = rankX == spatial + 3;
-  int64_t count = 1;
-  for (int64_t v : dw.sizes)
-    count *= v;
-  if (count == 0)
-    return;
-  bool empty = false;
-  for (int64_t v : x.sizes)
-    empty |= v == 0;
-  for (int64_t v : dy.sizes)
-    empty |= v == 0;
-  if (empty) {
-    if (!accumulate)
-      forEachElement(dw, [](float &value, const std::vector<int64_t> &) {
-        value = 0.0f;
-      });
-    return;
+  std::vector<int64_t> inSizes(spatial);
+  for (int64_t i = 0; i < spatial; ++i) {
+    strideT[i] = dil[i];
+    dilT[i] = stride[i];
+    padBeginT[i] = padBegin[i];
+    // Exactly kernel outputs: pad the end, or crop X where the forward
+    // convolution never read its last rows.
+    int64_t kernel = dw.sizes[s0 + i], out = dy.sizes[s0 + i];
+    int64_t in = x.sizes[s0 + i];
+    int64_t end = (kernel - 1) * dil[i] + (out - 1) * stride[i] + 1 - in -
+                  padBegin[i];
+    padEndT[i] = std::max<int64_t>(end, 0);
+    inSizes[i] = std::min(in, in + end);
   }
-  // With accumulate, oneDNN computes into a dense copy that is then added.
-  std::vector<float> sum;
-  std::vector<int64_t> denseStrides(dw.rank(), 1);
-  for (int64_t i = dw.rank() - 2; i >= 0; --i)
-    denseStrides[i] = denseStrides[i + 1] * dw.sizes[i + 1];
-  View target = dw;
-  if (accumulate) {
-    sum.resize(count);
-    target = View(sum.data(), dw.sizes, denseStrides);
-  }
-  auto denseIndex = [&](const std::vector<int64_t> &index) {
-    int64_t at = 0;
-    for (size_t d = 0; d < index.size(); ++d)
-      at += index[d] * denseStrides[d];
-    return at;
-  };
-  if (oneDnnWeightGrad(x, dy, target, grouped, spatial, stride, dil, padBegin,
-                       padEnd)) {
-    // AMP_CPU_CHECK_CONV=1: compare with the reference loops.
-    static const bool check = getenv("AMP_CPU_CHECK_CONV") != nullptr;
-    if (check) {
-      std::vector<float> reference(count);
-      View ref(reference.data(), dw.sizes, denseStrides);
-      naiveWeightGrad(x, dy, ref, grouped, spatial, stride, dil, padBegin,
-                      false);
-      double diff = 0, norm = 0;
-      forEachElement(target,
-                     [&](float &value, const std::vector<int64_t> &index) {
-                       double r = reference[denseIndex(index)];
-                       diff += (value - r) * (value - r);
-                       norm += r * r;
-                     });
-      double rel = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
-      if (rel > 1e-5)
-        std::fprintf(stderr,
-                     "amp_cpu_conv_weight_grad_f32: oneDNN differs from the "
-                     "reference loops by %.2e (dW %lld x %lld, stride %lld, "
-                     "dilation %lld, pad %lld..%lld)\n",
-                     rel, (long long)dw.sizes[0], (long long)dw.sizes[1],
-                     (long long)stride[0], (long long)dil[0],
-                     (long long)padBegin[0], (long long)padEnd[0]);
+  int64_t mode = accumulate ? 0 : 2;
+  View none(nullptr, {}, {});
+  if (!grouped) {
+    // X^T (C, N, in...), dY^T (M, N, out...), dW^T (C, M, kernel...).
+    std::vector<int64_t> xSizes = {x.sizes[1], x.sizes[0]},
+                         xStrides = {x.strides[1], x.strides[0]};
+    std::vector<int64_t> gSizes = {dy.sizes[1], dy.sizes[0]},
+                         gStrides = {dy.strides[1], dy.strides[0]};
+    std::vector<int64_t> wSizes = {dw.sizes[1], dw.sizes[0]},
+                         wStrides = {dw.strides[1], dw.strides[0]};
+    for (int64_t i = 0; i < spatial; ++i) {
+      xSizes.push_back(inSizes[i]);
+      xStrides.push_back(x.strides[2 + i]);
+      gSizes.push_back(dy.sizes[2 + i]);
+      gStrides.push_back(dy.strides[2 + i]);
+      wSizes.push_back(dw.sizes[2 + i]);
+      wStrides.push_back(dw.strides[2 + i]);
     }
-    if (accumulate)
-      forEachElement(dw, [&](float &value, const std::vector<int64_t> &index) {
-        value += sum[denseIndex(index)];
-      });
+    runConv(View(x.data, xSizes, xStrides), View(dy.data, gSizes, gStrides),
+            View(dw.data, wSizes, wStrides), none, spatial, strideT, dilT,
+            padBeginT, padEndT, mode, 0, 0);
     return;
   }
-  naiveWeightGrad(x, dy, dw, grouped, spatial, stride, dil, padBegin,
-                  accumulate != 0);
+  // Grouped: X (N, G, C/G, in...) as a dense (C/G, G, N, in...) copy (the
+  // convolution merges (G, N) into its channels), dY (N, G, M/G, out...)
+  // as grouped weights (G, M/G, N, out...), dW (G, M/G, C/G, kernel...) as
+  // the grouped output (C/G, G, M/G, kernel...).
+  int64_t n = x.sizes[0], g = x.sizes[1], c = x.sizes[2];
+  std::vector<int64_t> tSizes = {c, g, n}, tStrides(3 + spatial, 1);
+  for (int64_t i = 0; i < spatial; ++i)
+    tSizes.push_back(inSizes[i]);
+  for (int64_t i = 3 + spatial - 2; i >= 0; --i)
+    tStrides[i] = tStrides[i + 1] * tSizes[i + 1];
+  std::vector<float> transposed(tSizes.empty() ? 0
+                                               : tStrides[0] * tSizes[0]);
+  View t(transposed.data(), tSizes, tStrides);
+  {
+    std::vector<int64_t> srcSizes = {c, g, n}, srcStrides = {
+        x.strides[2], x.strides[1], x.strides[0]};
+    for (int64_t i = 0; i < spatial; ++i) {
+      srcSizes.push_back(inSizes[i]);
+      srcStrides.push_back(x.strides[3 + i]);
+    }
+    View src(x.data, srcSizes, srcStrides);
+    forEachElement(t, [&](float &value, const std::vector<int64_t> &index) {
+      int64_t at = 0;
+      for (size_t d = 0; d < index.size(); ++d)
+        at += index[d] * src.strides[d];
+      value = src.data[at];
+    });
+  }
+  std::vector<int64_t> gSizes = {dy.sizes[1], dy.sizes[2], dy.sizes[0]},
+                       gStrides = {dy.strides[1], dy.strides[2], dy.strides[0]};
+  std::vector<int64_t> wSizes = {dw.sizes[2], dw.sizes[0], dw.sizes[1]},
+                       wStrides = {dw.strides[2], dw.strides[0], dw.strides[1]};
+  for (int64_t i = 0; i < spatial; ++i) {
+    gSizes.push_back(dy.sizes[3 + i]);
+    gStrides.push_back(dy.strides[3 + i]);
+    wSizes.push_back(dw.sizes[3 + i]);
+    wStrides.push_back(dw.strides[3 + i]);
+  }
+  runConv(t, View(dy.data, gSizes, gStrides), View(dw.data, wSizes, wStrides),
+          none, spatial, strideT, dilT, padBeginT, padEndT, mode, 0, 0);
 }
 
 extern "C" void amp_cpu_parallel_for(void (*body)(int64_t, int64_t, void *),

@@ -84,11 +84,12 @@ func.func @gemm_trans_b(%a: tensor<4x8xf32>, %b: tensor<5x8xf32>, %c: tensor<5xf
 
 // -----
 
-// Conv: explicit padding, a generic convolution marked for the runtime
+// Conv: explicit padding (its fill marked with a distinct id, so that CSE
+// keeps paddings apart), a generic convolution marked for the runtime
 // (strides and dilations as attributes), initialised with the bias.
 // CHECK-LABEL: func.func @conv
 // CHECK: %[[E:.+]] = tensor.empty(%[[N:.+]]) : tensor<?x3x18x18xf32>
-// CHECK: %[[ZERO:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[E]] : tensor<?x3x18x18xf32>)
+// CHECK: %[[ZERO:.+]] = linalg.fill {amp_linalg.pad_fill = {{[0-9]+}} : i64} ins(%{{.+}} : f32) outs(%[[E]] : tensor<?x3x18x18xf32>)
 // CHECK: tensor.insert_slice %{{.+}} into %[[ZERO]][0, 0, 1, 1] [%[[N]], 3, 16, 16] [1, 1, 1, 1]
 // CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<4x1x1xf32>) outs(%{{.+}} : tensor<?x4x8x8xf32>)
 // CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]

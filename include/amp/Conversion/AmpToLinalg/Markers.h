@@ -43,6 +43,13 @@ constexpr llvm::StringLiteral kConvDilationsAttr = "amp_linalg.conv_dilations";
 /// apart.
 constexpr llvm::StringLiteral kConvInitAttr = "amp_linalg.conv_init";
 
+/// Marks the fill of a padded tensor (tensor.empty + linalg.fill + the
+/// source inserted); a distinct value per padding, so that CSE does not
+/// merge the fills of equal shapes into one tensor that bufferization must
+/// then copy for every padding (and so that a backend can fold each
+/// padding into the library call that reads it).
+constexpr llvm::StringLiteral kPadFillAttr = "amp_linalg.pad_fill";
+
 /// Whether `op` is marked as a convolution.
 inline bool isConv(Operation *op) {
   auto kind = op->getAttrOfType<StringAttr>(kKindAttr);
