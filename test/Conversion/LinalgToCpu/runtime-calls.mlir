@@ -218,3 +218,76 @@ func.func @weight_grad_accumulate(%x: memref<2x3x9x9xf32>, %dy: memref<2x4x4x4xf
   }
   return
 }
+
+// A padded buffer that bufferization reuses for the next padding: the
+// padding before each convolution folds into its call (pads 1), and the
+// fills and copies go; the buffer stays for nothing.
+// CHECK-LABEL: func.func @conv_reused_padding
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: memref.copy
+// CHECK: %[[A:.+]] = memref.cast %arg0 : memref<1x3x8x8xf32> to memref<*xf32>
+// CHECK: %[[PB:.+]] = arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 0 : i64
+// CHECK-NEXT: %[[PE:.+]] = arith.constant 1 : i64
+// CHECK: call @amp_cpu_conv_f32(%[[A]], {{.+}}, %[[PB]], {{.+}}, %[[PE]],
+// CHECK: %[[B:.+]] = memref.cast %arg1 : memref<1x3x8x8xf32> to memref<*xf32>
+// CHECK: call @amp_cpu_conv_f32(%[[B]],
+// CHECK-NOT: linalg.generic
+func.func @conv_reused_padding(%a: memref<1x3x8x8xf32>, %b: memref<1x3x8x8xf32>, %w: memref<4x3x3x3xf32>,
+                               %y1: memref<1x4x8x8xf32>, %y2: memref<1x4x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<1x3x10x10xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<1x3x10x10xf32>)
+  %inner = memref.subview %padded[0, 0, 1, 1] [1, 3, 8, 8] [1, 1, 1, 1] : memref<1x3x10x10xf32> to memref<1x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  memref.copy %a, %inner : memref<1x3x8x8xf32> to memref<1x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  linalg.generic {indexing_maps = [#in1, #w, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%padded, %w : memref<1x3x10x10xf32>, memref<4x3x3x3xf32>) outs(%y1 : memref<1x4x8x8xf32>)
+      attrs = {amp_linalg.kind = "conv", amp_linalg.conv_strides = array<i64: 1, 1>, amp_linalg.conv_dilations = array<i64: 1, 1>} {
+  ^bb0(%x: f32, %k: f32, %acc: f32):
+    %m = arith.mulf %x, %k : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%padded : memref<1x3x10x10xf32>)
+  %inner2 = memref.subview %padded[0, 0, 1, 1] [1, 3, 8, 8] [1, 1, 1, 1] : memref<1x3x10x10xf32> to memref<1x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  memref.copy %b, %inner2 : memref<1x3x8x8xf32> to memref<1x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  linalg.generic {indexing_maps = [#in1, #w, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%padded, %w : memref<1x3x10x10xf32>, memref<4x3x3x3xf32>) outs(%y2 : memref<1x4x8x8xf32>)
+      attrs = {amp_linalg.kind = "conv", amp_linalg.conv_strides = array<i64: 1, 1>, amp_linalg.conv_dilations = array<i64: 1, 1>} {
+  ^bb0(%x: f32, %k: f32, %acc: f32):
+    %m = arith.mulf %x, %k : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// The padded contents are read again after the convolution (here: the
+// padded buffer is returned): the padding stays and the call reads the
+// padded buffer with pads 0.
+// CHECK-LABEL: func.func @conv_padding_read_later
+// CHECK: linalg.fill
+// CHECK: memref.copy
+// CHECK: call @amp_cpu_conv_f32
+// CHECK: return %{{.+}} : memref<1x3x10x10xf32>
+func.func @conv_padding_read_later(%a: memref<1x3x8x8xf32>, %w: memref<4x3x3x3xf32>,
+                                   %y: memref<1x4x8x8xf32>) -> memref<1x3x10x10xf32> {
+  %zero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<1x3x10x10xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<1x3x10x10xf32>)
+  %inner = memref.subview %padded[0, 0, 1, 1] [1, 3, 8, 8] [1, 1, 1, 1] : memref<1x3x10x10xf32> to memref<1x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  memref.copy %a, %inner : memref<1x3x8x8xf32> to memref<1x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  linalg.generic {indexing_maps = [#in1, #w, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%padded, %w : memref<1x3x10x10xf32>, memref<4x3x3x3xf32>) outs(%y : memref<1x4x8x8xf32>)
+      attrs = {amp_linalg.kind = "conv", amp_linalg.conv_strides = array<i64: 1, 1>, amp_linalg.conv_dilations = array<i64: 1, 1>} {
+  ^bb0(%x: f32, %k: f32, %acc: f32):
+    %m = arith.mulf %x, %k : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return %padded : memref<1x3x10x10xf32>
+}
