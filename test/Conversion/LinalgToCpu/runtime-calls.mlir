@@ -226,7 +226,10 @@ func.func @weight_grad_accumulate(%x: memref<2x3x9x9xf32>, %dy: memref<2x4x4x4xf
 // CHECK-NOT: linalg.fill
 // CHECK-NOT: memref.copy
 // CHECK: %[[A:.+]] = memref.cast %arg0 : memref<1x3x8x8xf32> to memref<*xf32>
-// CHECK: %[[PB:.+]] = arith.constant 1 : i64
+// CHECK-COUNT-6: arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 2 : i64
+// CHECK-NEXT: arith.constant 0 : i64
+// CHECK-NEXT: %[[PB:.+]] = arith.constant 1 : i64
 // CHECK-NEXT: arith.constant 1 : i64
 // CHECK-NEXT: arith.constant 0 : i64
 // CHECK-NEXT: %[[PE:.+]] = arith.constant 1 : i64
