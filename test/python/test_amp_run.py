@@ -476,6 +476,9 @@ CONV_TRANSPOSE_CASES = [
     ("depthwise_1x1_stride2", (2, 3, 4, 4), (3, 1, 1, 1), [2, 2], [1, 1], [0, 0, 0, 0], [1, 1], 3, False),
     ("conv1d_stride4", (2, 3, 5), (3, 2, 3), [4], [1], [1, 2], [3], 1, True),
     ("conv3d_stride2", (1, 2, 3, 3, 2), (2, 2, 2, 3, 2), [2, 2, 1], [1, 1, 2], [0, 1, 1, 1, 0, 0], [1, 0, 0], 1, True),
+    # 72 phases, above the 64 that get a convolution each: the zero-stuffed
+    # formulation.
+    ("zero_stuffed_strides_9x8", (1, 2, 3, 2), (2, 3, 4, 3), [9, 8], [1, 1], [1, 0, 2, 1], [2, 3], 1, True),
 ]
 
 

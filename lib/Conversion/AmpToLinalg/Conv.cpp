@@ -236,6 +236,10 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
   }
 };
 
+/// Above this many output phases (the product of the strides) a
+/// ConvTranspose is one convolution over a zero-stuffed input instead.
+constexpr int64_t kMaxTransposedPhases = 64;
+
 /// One output phase of a ConvTranspose along one spatial dimension: the
 /// outputs i = q * stride + phase, q < count, each a stride-1 convolution
 /// over `taps` kernel taps k0, k0 + tapStep, ... (flipped) with dilation
@@ -328,6 +332,19 @@ struct ConvTransposeOpLowering : public OpConversionPattern<ConvTransposeOp> {
       x = convertTensor(rewriter, loc, x, acc);
       w = convertTensor(rewriter, loc, w, acc);
     }
+    int64_t phaseCount = 1;
+    for (int64_t s : window->strides)
+      phaseCount *= s;
+    if (phaseCount > kMaxTransposedPhases) {
+      Value result = buildZeroStuffed(rewriter, loc, x, w, adaptor.getB(),
+                                      resultType.clone(acc), *window, groups,
+                                      acc);
+      result = convertTensor(rewriter, loc, result, storage);
+      if (result.getType() != resultType)
+        result = rewriter.create<tensor::CastOp>(loc, resultType, result);
+      rewriter.replaceOp(op, result);
+      return success();
+    }
     Value zero = constantScalar(rewriter, loc, acc, 0);
     SmallVector<SmallVector<TransposedPhase>> perDim;
     for (int64_t i = 0; i < spatial; ++i)
@@ -339,7 +356,6 @@ struct ConvTransposeOpLowering : public OpConversionPattern<ConvTransposeOp> {
     SmallVector<int64_t> outShape(resultType.getShape());
     outShape[0] = xType.getDimSize(0);
     outShape[1] = filters;
-    auto accType = RankedTensorType::get(outShape, acc);
     SmallVector<OpFoldResult> outSizes = {batch,
                                           rewriter.getIndexAttr(filters)};
     for (int64_t i = 0; i < spatial; ++i)
@@ -387,6 +403,117 @@ struct ConvTransposeOpLowering : public OpConversionPattern<ConvTransposeOp> {
       result = rewriter.create<tensor::CastOp>(loc, resultType, result);
     rewriter.replaceOp(op, result);
     return success();
+  }
+
+  /// Beyond kMaxTransposedPhases phases (large strides: one convolution
+  /// per phase would be a huge program), the zero-stuffed formulation:
+  /// one stride-1 convolution over the input with stride - 1 zeros between
+  /// its elements, padded, with the whole kernel flipped.
+  static Value buildZeroStuffed(OpBuilder &b, Location loc, Value x, Value w,
+                                Value bias, RankedTensorType resultType,
+                                const semantics::TransposedWindow &window,
+                                int64_t groups, Type acc) {
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto wType = cast<RankedTensorType>(w.getType());
+    int64_t spatial = xType.getRank() - 2;
+    int64_t channels = wType.getDimSize(0), perGroupOut = wType.getDimSize(1);
+    SmallVector<int64_t> kernel(wType.getShape().drop_front(2));
+    ArrayRef<int64_t> strides = window.strides, dilations = window.dilations;
+    Type element = elementTypeOf(x);
+    Value zero = constantScalar(b, loc, element, 0);
+    // 1. Zero-stuffed input: (in - 1) * stride + 1 per spatial dim.
+    SmallVector<int64_t> stuffedShape = {xType.getDimSize(0),
+                                         xType.getDimSize(1)};
+    SmallVector<OpFoldResult> stuffedSizes = {
+        b.create<tensor::DimOp>(loc, x, 0).getResult(),
+        b.getIndexAttr(xType.getDimSize(1))};
+    SmallVector<OpFoldResult> offsets(xType.getRank(),
+                                      b.getIndexAttr(0));
+    SmallVector<OpFoldResult> insertStrides = {b.getIndexAttr(1),
+                                               b.getIndexAttr(1)};
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t in = xType.getDimSize(i + 2);
+      stuffedShape.push_back((in - 1) * strides[i] + 1);
+      stuffedSizes.push_back(b.getIndexAttr(stuffedShape.back()));
+      insertStrides.push_back(b.getIndexAttr(strides[i]));
+    }
+    Value stuffed = filledTensor(b, loc,
+                                 RankedTensorType::get(stuffedShape, element),
+                                 stuffedSizes, zero);
+    stuffed = b.create<tensor::InsertSliceOp>(
+        loc, x, stuffed, offsets, getSizes(b, loc, x), insertStrides);
+    // 2. Padding: low = d*(K-1) - pad_begin, high = out - stuffed + pad_begin
+    //    (a negative amount crops).
+    ArrayRef<int64_t> begin = window.padBegin;
+    SmallVector<int64_t> low(spatial), high(spatial);
+    for (int64_t i = 0; i < spatial; ++i) {
+      low[i] = dilations[i] * (kernel[i] - 1) - begin[i];
+      high[i] = resultType.getDimSize(i + 2) - stuffedShape[i + 2] + begin[i];
+    }
+    SmallVector<int64_t> padLow, padHigh;
+    for (int64_t i = 0; i < spatial; ++i) {
+      padLow.push_back(std::max<int64_t>(low[i], 0));
+      padHigh.push_back(std::max<int64_t>(high[i], 0));
+    }
+    Value padded = padSpatial(b, loc, stuffed, padLow, padHigh, zero);
+    if (llvm::any_of(low, [](int64_t v) { return v < 0; }) ||
+        llvm::any_of(high, [](int64_t v) { return v < 0; })) {
+      auto paddedType = cast<RankedTensorType>(padded.getType());
+      SmallVector<OpFoldResult> cropOffsets(paddedType.getRank(),
+                                            b.getIndexAttr(0));
+      SmallVector<OpFoldResult> cropSizes = getSizes(b, loc, padded);
+      SmallVector<int64_t> cropShape(paddedType.getShape());
+      for (int64_t i = 0; i < spatial; ++i) {
+        int64_t cutLow = std::max<int64_t>(-low[i], 0);
+        int64_t cutHigh = std::max<int64_t>(-high[i], 0);
+        cropShape[i + 2] -= cutLow + cutHigh;
+        cropOffsets[i + 2] = b.getIndexAttr(cutLow);
+        cropSizes[i + 2] = b.getIndexAttr(cropShape[i + 2]);
+      }
+      SmallVector<OpFoldResult> ones(paddedType.getRank(),
+                                     b.getIndexAttr(1));
+      padded = b.create<tensor::ExtractSliceOp>(
+          loc, RankedTensorType::get(cropShape, element), padded, cropOffsets,
+          cropSizes, ones);
+    }
+    // 3. Kernel: W[C, F/G, k] -> W'[F, C/G, k] with k flipped.
+    int64_t perGroupIn = channels / groups;
+    SmallVector<int64_t> flippedShape = {perGroupOut * groups, perGroupIn};
+    flippedShape.append(kernel.begin(), kernel.end());
+    auto flippedType = RankedTensorType::get(flippedShape, element);
+    Value flipped = buildIndexGenerated(
+        b, loc, flippedType, {},
+        [&](OpBuilder &nb, Location l, ValueRange indices) -> Value {
+          auto c = [&](int64_t v) {
+            return nb.create<arith::ConstantIndexOp>(l, v);
+          };
+          Value f = indices[0];
+          Value ci = indices[1];
+          Value g = nb.create<arith::DivUIOp>(l, f, c(perGroupOut));
+          Value fi = nb.create<arith::RemUIOp>(l, f, c(perGroupOut));
+          SmallVector<Value> at = {
+              nb.create<arith::AddIOp>(
+                  l, nb.create<arith::MulIOp>(l, g, c(perGroupIn)), ci),
+              fi};
+          for (int64_t i = 0; i < spatial; ++i)
+            at.push_back(
+                nb.create<arith::SubIOp>(l, c(kernel[i] - 1), indices[2 + i]));
+          return nb.create<tensor::ExtractOp>(l, w, at);
+        });
+    // 4. Output initialised with the bias, then a stride-1 convolution.
+    SmallVector<int64_t> outShape(resultType.getShape());
+    outShape[0] = xType.getDimSize(0);
+    outShape[1] = perGroupOut * groups;
+    auto accType = RankedTensorType::get(outShape, acc);
+    SmallVector<OpFoldResult> outSizes = {getSizes(b, loc, x)[0]};
+    for (int64_t i = 1; i < accType.getRank(); ++i)
+      outSizes.push_back(b.getIndexAttr(outShape[i]));
+    Value init = buildConvInit(b, loc, bias, accType, outSizes,
+                               perGroupOut * groups);
+    SmallVector<int64_t> unitStrides(spatial, 1);
+    Value result = ConvOpLowering::buildConv(
+        b, loc, padded, flipped, init, unitStrides, dilations, groups);
+    return result;
   }
 
   /// One phase: the reachable window of X, zero-padded where the phase's

@@ -155,6 +155,20 @@ func.func @conv_transpose_gaps(%x: tensor<2x3x4xf32>, %w: tensor<3x2x1xf32>, %b:
 
 // -----
 
+// Strides 9 x 8 make 72 phases, above the 64 that get a convolution each:
+// one convolution over the zero-stuffed input (stride-9/8 insert) instead.
+// CHECK-LABEL: func.func @conv_transpose_large_strides
+// CHECK: tensor.insert_slice %arg0 into %{{.+}}[0, 0, 0, 0] [1, 2, 3, 2] [1, 1, 9, 8] : tensor<1x2x3x2xf32> into tensor<1x2x19x9xf32>
+// CHECK-COUNT-1: amp_linalg.kind = "conv"
+// CHECK-NOT: amp_linalg.kind = "conv"
+func.func @conv_transpose_large_strides(%x: tensor<1x2x3x2xf32>, %w: tensor<2x3x4x3xf32>) -> tensor<1x3x21x13xf32> {
+  %n = amp.none
+  %0 = amp.conv_transpose %x, %w, %n {output_padding = array<i64: 2, 3>, pads = array<i64: 1, 0, 2, 1>, strides = array<i64: 9, 8>} : (tensor<1x2x3x2xf32>, tensor<2x3x4x3xf32>, none) -> tensor<1x3x21x13xf32>
+  return %0 : tensor<1x3x21x13xf32>
+}
+
+// -----
+
 // conv_weight_grad: the padded X and dY split into groups, one generic over
 // (g, m, c, kh, kw, n, oh, ow) accumulating into a zero fill marked as the
 // convolution's initialisation; the generic is marked as a weight gradient.

@@ -218,7 +218,9 @@ def test_artifact_shares_arena_bytes(amp_opt, models, tmp_path):
     listing = run([amp_run_gpu(), artifact, "--describe"]).stdout
     arena = int(listing.split("arena: ")[1].split(" bytes")[0])
     unshared = int(listing.split("buffers (")[1].split(" without reuse")[0])
-    assert 0 < arena * 3 < unshared, listing[:400]
+    # 10.7 of 32.1 MiB (2026-12-05; each padding fills its own buffer, no
+    # zero tensor shared and copied per padding).
+    assert 0 < arena * 2.5 < unshared, listing[:400]
 
 
 def test_python_bindings(models, amp_opt, tmp_path):
