@@ -294,6 +294,19 @@ void emitCall(OpBuilder &b, Location loc, func::FuncOp callee,
   b.create<func::CallOp>(loc, callee, args);
 }
 
+/// The runtime's window arguments: three strides and three dilations (1
+/// past the spatial rank), then the spatial rank.
+SmallVector<int64_t> windowArguments(DenseI64ArrayAttr strides,
+                                     DenseI64ArrayAttr dilations) {
+  SmallVector<int64_t> ints(strides.asArrayRef());
+  ints.resize(3, 1);
+  SmallVector<int64_t> d(dilations.asArrayRef());
+  d.resize(3, 1);
+  ints.append(d);
+  ints.push_back(static_cast<int64_t>(strides.size()));
+  return ints;
+}
+
 /// A marked weight gradient (padded X, dY, dW) -> amp_cpu_conv_weight_grad_f32
 /// on the unpadded X; a zero fill of dW right before it is folded into the
 /// call (it then overwrites dW instead of accumulating).
@@ -314,12 +327,7 @@ LogicalResult lowerWeightGrad(ModuleOp module, OpBuilder &b, Operation *op) {
     accumulate = 0;
     init->erase();
   }
-  SmallVector<int64_t> ints(strides.asArrayRef());
-  ints.resize(3, 1);
-  SmallVector<int64_t> d(dilations.asArrayRef());
-  d.resize(3, 1);
-  ints.append(d);
-  ints.push_back(spatial);
+  SmallVector<int64_t> ints = windowArguments(strides, dilations);
   ints.append(padBegin);
   ints.append(padEnd);
   ints.push_back(accumulate);
@@ -387,12 +395,7 @@ struct AmpLinalgToRuntimeCallsPass
           relu = true;
           next->erase();
         }
-        SmallVector<int64_t> ints(strides.asArrayRef());
-        ints.resize(3, 1);
-        SmallVector<int64_t> d(dilations.asArrayRef());
-        d.resize(3, 1);
-        ints.append(d);
-        ints.push_back(spatial);
+        SmallVector<int64_t> ints = windowArguments(strides, dilations);
         ints.push_back(isConstantBuffer(w) ? 1 : 0);
         ints.append(padBegin);
         ints.append(padEnd);
