@@ -91,6 +91,34 @@ bool touchesBuffer(Operation *op, Value buffer) {
   return found;
 }
 
+/// The ops of `block` that use `buffer`, directly or through views (the
+/// views themselves excluded), in block order; false when a use is outside
+/// `block` (inside a nested region, which is then counted as its ancestor
+/// op in `block`).
+bool blockUsers(Value buffer, Block *block,
+                SmallVectorImpl<Operation *> &users) {
+  SmallVector<Value> worklist{buffer};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+          view && view.getViewSource() == value) {
+        worklist.append(user->result_begin(), user->result_end());
+        continue;
+      }
+      Operation *ancestor = block->findAncestorOpInBlock(*user);
+      if (!ancestor)
+        return false;
+      users.push_back(ancestor);
+    }
+  }
+  llvm::sort(users, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  users.erase(std::unique(users.begin(), users.end()), users.end());
+  return true;
+}
+
 /// Whether `op` sets every element of `buffer` to zero (linalg.fill or a
 /// linalg.map without inputs yielding 0).
 bool isZeroFillOf(Operation *op, Value buffer) {
@@ -125,40 +153,31 @@ void foldPadding(Operation *convOp, Value &x, int64_t spatial,
   auto alloc = padded.getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getBlock() != convOp->getBlock())
     return;
-  // Backwards from the convolution: the copy into the subview, then the
-  // zero fill; views in between write nothing.
-  memref::CopyOp copy;
-  memref::SubViewOp subview;
-  Operation *fill = nullptr;
-  for (Operation *op = convOp->getPrevNode(); op && !fill;
-       op = op->getPrevNode()) {
-    if (isa<ViewLikeOpInterface>(op) || !touchesBuffer(op, padded))
-      continue;
-    if (!copy) {
-      copy = dyn_cast<memref::CopyOp>(op);
-      if (!copy)
-        return;
-      subview = copy.getTarget().getDefiningOp<memref::SubViewOp>();
-      if (!subview || subview.getSource() != padded ||
-          rootBuffer(copy.getSource()) == padded)
-        return;
-      continue;
-    }
-    if (!isZeroFillOf(op, padded))
+  // The ops of this block that use the buffer (directly or through views),
+  // in order; a use elsewhere is not followed.
+  SmallVector<Operation *> users;
+  if (!blockUsers(padded, convOp->getBlock(), users))
+    return;
+  auto at = llvm::find(users, convOp);
+  if (at == users.end() || at - users.begin() < 2)
+    return;
+  // Right before the convolution: the zero fill, then the copy into the
+  // subview.
+  auto copy = dyn_cast<memref::CopyOp>(*(at - 1));
+  Operation *fill = *(at - 2);
+  if (!copy || !isZeroFillOf(fill, padded))
+    return;
+  auto subview = copy.getTarget().getDefiningOp<memref::SubViewOp>();
+  if (!subview || subview.getSource() != padded ||
+      rootBuffer(copy.getSource()) == padded)
+    return;
+  // After it, nobody reads the padded contents: the next user overwrites
+  // the whole buffer or frees it.
+  if (at + 1 != users.end()) {
+    auto fillOp = dyn_cast<linalg::FillOp>(*(at + 1));
+    if (!isa<memref::DeallocOp>(*(at + 1)) &&
+        !(fillOp && fillOp.getOutputs()[0] == padded))
       return;
-    fill = op;
-  }
-  if (!fill)
-    return;
-  // Forwards: nobody else reads the padded contents.
-  for (Operation *op = convOp->getNextNode(); op; op = op->getNextNode()) {
-    if (isa<ViewLikeOpInterface>(op) || !touchesBuffer(op, padded))
-      continue;
-    auto fillOp = dyn_cast<linalg::FillOp>(op);
-    if (isa<memref::DeallocOp>(op) ||
-        (fillOp && fillOp.getOutputs()[0] == padded))
-      break;
-    return;
   }
   for (Operation *user : subview->getUsers())
     if (user != copy.getOperation())
