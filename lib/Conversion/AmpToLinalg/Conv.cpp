@@ -214,18 +214,7 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
                                AffineMap::get(nLoops, 0, wExprs, context),
                                AffineMap::get(nLoops, 0, outExprs, context)},
         iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
-          Value xv = toComputeType(nb, l, args[0]);
-          Value wv = toComputeType(nb, l, args[1]);
-          Value av = toComputeType(nb, l, args[2]);
-          Value sum;
-          if (isa<FloatType>(xv.getType()))
-            sum = nb.create<arith::AddFOp>(l, av,
-                                           nb.create<arith::MulFOp>(l, xv, wv));
-          else
-            sum = nb.create<arith::AddIOp>(l, av,
-                                           nb.create<arith::MulIOp>(l, xv, wv));
-          nb.create<linalg::YieldOp>(
-              l, ValueRange{convertScalar(nb, l, sum, acc, false, false)});
+          buildMultiplyAccumulate(nb, l, args, acc);
         });
     // Backend-neutral markers: a backend may call a library for it.
     markConv(b, generic, marker::kConvKind, strides, dilations);
@@ -694,13 +683,7 @@ struct ConvWeightGradOpLowering
                                AffineMap::get(nLoops, 0, dyExprs, context),
                                AffineMap::get(nLoops, 0, outExprs, context)},
         iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
-          Value xv = toComputeType(nb, l, args[0]);
-          Value gv = toComputeType(nb, l, args[1]);
-          Value av = toComputeType(nb, l, args[2]);
-          Value sum = nb.create<arith::AddFOp>(
-              l, av, nb.create<arith::MulFOp>(l, xv, gv));
-          nb.create<linalg::YieldOp>(
-              l, ValueRange{convertScalar(nb, l, sum, acc, false, false)});
+          buildMultiplyAccumulate(nb, l, args, acc);
         });
     markConv(b, generic, marker::kConvWeightGradKind, strides, dilations);
     Value result = generic.getResult(0);

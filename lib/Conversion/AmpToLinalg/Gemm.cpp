@@ -70,13 +70,7 @@ Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs, Value init,
           loc, TypeRange{initType}, ValueRange{lhs, rhs}, ValueRange{init},
           maps, iterators,
           [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value x = toComputeType(nb, l, args[0]);
-            Value y = toComputeType(nb, l, args[1]);
-            Value a = toComputeType(nb, l, args[2]);
-            Value sum = nb.create<arith::AddFOp>(
-                l, a, nb.create<arith::MulFOp>(l, x, y));
-            nb.create<linalg::YieldOp>(
-                l, ValueRange{convertScalar(nb, l, sum, acc, false, false)});
+            buildMultiplyAccumulate(nb, l, args, acc);
           })
       .getResult(0);
 }

@@ -374,6 +374,21 @@ Value broadcastAtRunTime(OpBuilder &b, Location loc, Value input,
       });
 }
 
+void buildMultiplyAccumulate(OpBuilder &b, Location loc, ValueRange args,
+                             Type acc) {
+  Value lhs = toComputeType(b, loc, args[0]);
+  Value rhs = toComputeType(b, loc, args[1]);
+  Value sum = toComputeType(b, loc, args[2]);
+  if (isa<FloatType>(lhs.getType()))
+    sum = b.create<arith::AddFOp>(loc, sum,
+                                  b.create<arith::MulFOp>(loc, lhs, rhs));
+  else
+    sum = b.create<arith::AddIOp>(loc, sum,
+                                  b.create<arith::MulIOp>(loc, lhs, rhs));
+  b.create<linalg::YieldOp>(
+      loc, ValueRange{convertScalar(b, loc, sum, acc, false, false)});
+}
+
 Value padTensor(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> low,
                 ArrayRef<int64_t> high, Value padValue) {
   auto type = cast<RankedTensorType>(input.getType());

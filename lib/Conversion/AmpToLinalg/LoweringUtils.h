@@ -44,6 +44,10 @@ Value convertScalar(OpBuilder &b, Location loc, Value value, Type to,
                     bool fromUnsigned, bool toUnsigned);
 /// Widens a storage-typed scalar to its compute type (f16/bf16 -> f32).
 Value toComputeType(OpBuilder &b, Location loc, Value value);
+/// The body of a contraction generic (lhs, rhs, accumulator block
+/// arguments): yields acc + lhs * rhs in the compute type, stored as `acc`.
+void buildMultiplyAccumulate(OpBuilder &b, Location loc, ValueRange args,
+                             Type acc);
 
 /// Sizes of a ranked tensor value as OpFoldResults.
 SmallVector<OpFoldResult> getSizes(OpBuilder &b, Location loc, Value tensor);

@@ -49,12 +49,7 @@ bool isCheapToRecompute(Operation *producer) {
     if (++count > kMaxCheapBodyOps)
       return false;
   }
-  unsigned users = 0;
-  for (Operation *user : producer->getUsers()) {
-    (void)user;
-    ++users;
-  }
-  return users <= kMaxRecomputingUsers;
+  return llvm::range_size(producer->getUsers()) <= kMaxRecomputingUsers;
 }
 
 struct AmpFuseElementwisePass
