@@ -371,6 +371,12 @@ void CpuFunction::run(const std::vector<Tensor> &args,
   amp_runtime::callPacked(function, args, resultTypes, results);
 }
 
+void CpuFunction::runConsuming(std::vector<Tensor> &&args,
+                               std::vector<Tensor> &results) const {
+  amp_runtime::callPackedConsuming(function, std::move(args), resultTypes,
+                                   results);
+}
+
 Comparison mlir::amp::execution::compareTensors(const Tensor &got,
                                                 const Tensor &want, double atol,
                                                 double rtol) {

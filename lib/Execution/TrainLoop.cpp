@@ -679,12 +679,15 @@ LogicalResult Trainer::run(ModuleOp module) {
                          : 1;
     if (K == 1) {
       std::vector<int64_t> rows = rowsOf(batchesDone);
+      // The state is handed to the step (no copy); every state value comes
+      // back as a result, updated in place where the program did so.
+      args.assign(step->getInputs().size(), Tensor());
       for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
-        args[arg] = state[k];
+        args[arg] = std::move(state[k]);
       args[layout.inputArgs[0]] =
           step->prepareInput(layout.inputArgs[0], gatherRows(data, rows));
       args[layout.labelsArg] = gatherRows(labels, rows);
-      step->run(args, results);
+      step->runConsuming(std::move(args), results);
       for (auto [k, result] : llvm::enumerate(layout.stateResults))
         state[k] = std::move(results[result]);
     } else {

@@ -81,6 +81,10 @@ public:
   /// Runs once on checked and prepared inputs.
   void run(const std::vector<Tensor> &inputs,
            std::vector<Tensor> &results) const;
+  /// The same on inputs handed over: no copy of them is made, and results
+  /// updated in place take over the inputs' buffers.
+  void runConsuming(std::vector<Tensor> &&inputs,
+                    std::vector<Tensor> &results) const;
 
 private:
   friend class CpuProgram;

@@ -33,6 +33,15 @@ void callPacked(PackedFunction function, const std::vector<Tensor> &inputs,
                 const std::vector<ResultType> &results,
                 std::vector<Tensor> &outputs);
 
+/// callPacked without the copy of the inputs: the program runs on the
+/// inputs' own buffers (it may write into them) and a result that is an
+/// input's whole buffer, updated in place, is moved into `outputs`
+/// instead of copied. For callers that hand their tensors over, such as a
+/// training loop whose new state replaces the old.
+void callPackedConsuming(PackedFunction function, std::vector<Tensor> &&inputs,
+                         const std::vector<ResultType> &results,
+                         std::vector<Tensor> &outputs);
+
 } // namespace amp_runtime
 
 #endif // AMP_RUNTIME_MEMREFABI_H

@@ -9,18 +9,23 @@
 
 using namespace amp_runtime;
 
-void amp_runtime::callPacked(PackedFunction function,
-                             const std::vector<Tensor> &inputs,
-                             const std::vector<ResultType> &results,
-                             std::vector<Tensor> &outputs) {
+namespace {
+
+/// Calls `function` on the buffers of `inputs`, which it may write into
+/// (one-shot bufferization treats function arguments as writable), and
+/// turns its results into tensors. A result that is exactly an input's
+/// buffer (an update done in place) takes that buffer over without a copy;
+/// other results are copied out of the program's allocations, which are
+/// then freed once each.
+void callOnBuffers(PackedFunction function, std::vector<Tensor> &inputs,
+                   const std::vector<ResultType> &results,
+                   std::vector<Tensor> &outputs) {
   // Ranked descriptors: {allocated, aligned, offset, sizes, strides}.
   std::vector<std::vector<int64_t>> descriptors;
-  std::vector<std::vector<char>> copies;
-  copies.reserve(inputs.size());
-  for (const Tensor &t : inputs) {
-    copies.push_back(t.bytes);
-    copies.back().resize(std::max<size_t>(copies.back().size(), 1));
-    auto ptr = reinterpret_cast<int64_t>(copies.back().data());
+  for (Tensor &t : inputs) {
+    if (t.bytes.empty())
+      t.bytes.resize(1); // a valid pointer for empty tensors
+    auto ptr = reinterpret_cast<int64_t>(t.bytes.data());
     std::vector<int64_t> d = {ptr, ptr, 0};
     d.insert(d.end(), t.shape.begin(), t.shape.end());
     std::vector<int64_t> strides(t.shape.size());
@@ -47,6 +52,19 @@ void amp_runtime::callPacked(PackedFunction function,
     packed.push_back(&p);
   function(packed.data());
 
+  // The input buffers, by address; an input whose buffer a result took
+  // over is marked taken (a second result on it is copied).
+  std::vector<char *> inputData;
+  for (Tensor &t : inputs)
+    inputData.push_back(t.bytes.data());
+  std::vector<bool> taken(inputs.size(), false);
+  auto inputAt = [&](const char *allocated) -> int64_t {
+    for (size_t i = 0; i < inputData.size(); ++i)
+      if (inputData[i] == allocated)
+        return static_cast<int64_t>(i);
+    return -1;
+  };
+
   outputs.clear();
   size_t at = 0;
   std::vector<char *> allocations;
@@ -61,43 +79,71 @@ void amp_runtime::callPacked(PackedFunction function,
                    resultStruct.begin() + at + 3 + rank);
     std::vector<int64_t> strides(resultStruct.begin() + at + 3 + rank,
                                  resultStruct.begin() + at + 3 + 2 * rank);
+    at += 3 + 2 * rank;
     size_t eb = getElementBytes(t.elementType);
     int64_t count = t.getNumElements();
-    t.bytes.resize(count * eb);
-    // Row-major results (the usual case) are one copy.
+    // Row-major results (the usual case) are one block.
     bool rowMajor = true;
     for (int64_t d = rank - 1, expected = 1; d >= 0; --d) {
       if (t.shape[d] != 1 && strides[d] != expected)
         rowMajor = false;
       expected *= t.shape[d];
     }
-    if (rowMajor && count > 0)
-      std::memcpy(t.bytes.data(), aligned + offset * eb, count * eb);
-    std::vector<int64_t> index(rank, 0);
-    for (int64_t i = 0; i < (rowMajor ? 0 : count); ++i) {
-      int64_t linear = offset;
-      for (int64_t d = 0; d < rank; ++d)
-        linear += index[d] * strides[d];
-      std::memcpy(t.bytes.data() + i * eb, aligned + linear * eb, eb);
-      for (int64_t d = rank - 1; d >= 0; --d) {
-        if (++index[d] < t.shape[d])
-          break;
-        index[d] = 0;
+    int64_t input = inputAt(allocated);
+    if (input >= 0 && !taken[input] && rowMajor && offset == 0 &&
+        aligned == allocated && count > 0 &&
+        inputs[input].bytes.size() == static_cast<size_t>(count) * eb) {
+      taken[input] = true;
+      t.bytes = std::move(inputs[input].bytes);
+      outputs.push_back(std::move(t));
+      continue;
+    }
+    if (rowMajor) {
+      const char *from = aligned + offset * eb;
+      t.bytes.assign(from, from + count * eb);
+    } else {
+      t.bytes.resize(count * eb);
+      std::vector<int64_t> index(rank, 0);
+      for (int64_t i = 0; i < count; ++i) {
+        int64_t linear = offset;
+        for (int64_t d = 0; d < rank; ++d)
+          linear += index[d] * strides[d];
+        std::memcpy(t.bytes.data() + i * eb, aligned + linear * eb, eb);
+        for (int64_t d = rank - 1; d >= 0; --d) {
+          if (++index[d] < t.shape[d])
+            break;
+          index[d] = 0;
+        }
       }
     }
-    allocations.push_back(allocated);
+    if (input < 0)
+      allocations.push_back(allocated);
     outputs.push_back(std::move(t));
-    at += 3 + 2 * rank;
   }
   // Free each owned buffer once, after all results were copied.
   std::set<char *> freed;
   for (char *allocated : allocations) {
     if (!allocated || reinterpret_cast<uintptr_t>(allocated) == 0xdeadbeef)
       continue;
-    bool isInput = std::any_of(copies.begin(), copies.end(), [&](auto &copy) {
-      return copy.data() == allocated;
-    });
-    if (!isInput && freed.insert(allocated).second)
+    if (freed.insert(allocated).second)
       std::free(allocated);
   }
+}
+
+} // namespace
+
+void amp_runtime::callPacked(PackedFunction function,
+                             const std::vector<Tensor> &inputs,
+                             const std::vector<ResultType> &results,
+                             std::vector<Tensor> &outputs) {
+  std::vector<Tensor> copies = inputs;
+  callOnBuffers(function, copies, results, outputs);
+}
+
+void amp_runtime::callPackedConsuming(PackedFunction function,
+                                      std::vector<Tensor> &&inputs,
+                                      const std::vector<ResultType> &results,
+                                      std::vector<Tensor> &outputs) {
+  std::vector<Tensor> owned = std::move(inputs);
+  callOnBuffers(function, owned, results, outputs);
 }

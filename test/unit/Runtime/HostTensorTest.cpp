@@ -160,4 +160,61 @@ TEST(MemRefABI, CallsPackedFunctionsAndCopiesResults) {
     EXPECT_EQ(outputs[0].getAsDouble(i), 2 * values[i]);
 }
 
+Tensor floatTensor(std::vector<float> values) {
+  const char *bytes = reinterpret_cast<const char *>(values.data());
+  return makeTensor(ElementType::F32, {static_cast<int64_t>(values.size())},
+                    std::vector<char>(bytes, bytes + values.size() * 4));
+}
+
+/// (x: memref<?xf32>) -> (x updated in place (x += 1), the same buffer
+/// again, a fresh copy of it): the shapes of an optimizer update.
+void incrementInPlace(void **args) {
+  auto *result = *static_cast<int64_t **>(args[0]);
+  auto *input = *static_cast<int64_t **>(args[1]);
+  int64_t n = input[3];
+  float *data = reinterpret_cast<float *>(input[1]) + input[2];
+  for (int64_t i = 0; i < n; ++i)
+    data[i] += 1;
+  auto *fresh = static_cast<float *>(std::malloc(n * sizeof(float)));
+  std::memcpy(fresh, data, n * sizeof(float));
+  int64_t descriptors[] = {input[0], input[1], input[2], n, 1,
+                           input[0], input[1], input[2], n, 1,
+                           reinterpret_cast<int64_t>(fresh),
+                           reinterpret_cast<int64_t>(fresh), 0, n, 1};
+  std::memcpy(result, descriptors, sizeof(descriptors));
+}
+
+TEST(MemRefABI, CopyingCallsLeaveTheCallersTensorsAlone) {
+  Tensor x = floatTensor({1, 2, 3});
+  std::vector<Tensor> inputs = {x}, outputs;
+  std::vector<ResultType> types(3, {ElementType::F32, 1});
+  callPacked(incrementInPlace, inputs, types, outputs);
+  ASSERT_EQ(outputs.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(inputs[0].getAsDouble(i), i + 1);
+    for (const Tensor &out : outputs)
+      EXPECT_EQ(out.getAsDouble(i), i + 2);
+  }
+}
+
+TEST(MemRefABI, ConsumingCallsMoveBuffersUpdatedInPlace) {
+  Tensor x = floatTensor({1, 2, 3});
+  std::vector<Tensor> inputs, outputs;
+  inputs.push_back(std::move(x));
+  const char *buffer = inputs[0].bytes.data();
+  std::vector<ResultType> types(3, {ElementType::F32, 1});
+  callPackedConsuming(incrementInPlace, std::move(inputs), types, outputs);
+  ASSERT_EQ(outputs.size(), 3u);
+  // The first result takes the input's buffer over; the second names the
+  // same buffer and is copied; the third is the program's own allocation,
+  // copied and freed.
+  EXPECT_EQ(outputs[0].bytes.data(), buffer);
+  EXPECT_NE(outputs[1].bytes.data(), buffer);
+  for (const Tensor &out : outputs) {
+    ASSERT_EQ(out.shape, (std::vector<int64_t>{3}));
+    for (int i = 0; i < 3; ++i)
+      EXPECT_EQ(out.getAsDouble(i), i + 2);
+  }
+}
+
 } // namespace
