@@ -28,7 +28,7 @@ llvm_config.with_system_environment(["HOME", "PYTHONPATH"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions([ToolSubst("amp-opt", unresolved="fatal"), ToolSubst("amp-tblgen", unresolved="fatal"), ToolSubst("amp-run", unresolved="fatal"), ToolSubst("amp-run-gpu", unresolved="ignore"), "split-file", "not", "FileCheck"], tool_dirs)
+llvm_config.add_tool_substitutions([ToolSubst("amp-opt", unresolved="fatal"), ToolSubst("amp-tblgen", unresolved="fatal"), ToolSubst("amp-run", unresolved="fatal"), ToolSubst("amp-run-gpu", unresolved="ignore"), ToolSubst("mlir-opt", unresolved="fatal"), "split-file", "not", "FileCheck"], tool_dirs)
 
 # The CUDA target: the toolkit (ptxas, libdevice) makes cubins and links
 # math functions; amp-run-gpu is built where the toolkit is; "no-gpu" marks

@@ -55,16 +55,21 @@ void mlir::amp::buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createAmpFuseElementwise());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // State updates write into their arguments' buffers (train steps).
+  pm.addNestedPass<func::FuncOp>(createAmpReuseArgumentBuffers());
   buildBufferizationPipeline(pm);
-  buildCpuBuffersToLLVMPipeline(pm);
+  buildCpuBuffersToLLVMPipeline(pm, /*callerOwnsArguments=*/true);
 }
 
-void mlir::amp::buildCpuBuffersToLLVMPipeline(OpPassManager &pm) {
+void mlir::amp::buildCpuBuffersToLLVMPipeline(OpPassManager &pm,
+                                              bool callerOwnsArguments) {
   // Runtime calls before deallocation: folding a convolution's padding
   // copy erases its buffer.
   pm.addPass(createAmpLinalgToRuntimeCalls());
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  if (callerOwnsArguments)
+    pm.addPass(createAmpReturnArgumentsUncloned());
   pm.addPass(createBufferizationToMemRefPass()); // bufferization.clone
 
   // Large ops become parallel loops on the runtime's threads.

@@ -62,9 +62,13 @@ void buildFrontEndPipeline(OpPassManager &pm, const FrontEndOptions &options);
 void buildCpuLoweringPipeline(OpPassManager &pm);
 /// Its parts: one-shot bufferization (identity layouts at function
 /// boundaries), shared with the CUDA pipeline; and bufferized linalg ->
-/// oneDNN calls and loops -> LLVM dialect.
+/// oneDNN calls and loops -> LLVM dialect. `callerOwnsArguments`: the
+/// functions are called by amp_runtime::callPacked, which knows results
+/// that are its input buffers, so returned arguments are not cloned (see
+/// amp-return-arguments-uncloned).
 void buildBufferizationPipeline(OpPassManager &pm);
-void buildCpuBuffersToLLVMPipeline(OpPassManager &pm);
+void buildCpuBuffersToLLVMPipeline(OpPassManager &pm,
+                                   bool callerOwnsArguments = false);
 
 /// Options of the CUDA lowering.
 struct CudaLoweringOptions {

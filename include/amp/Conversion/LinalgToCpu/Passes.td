@@ -42,6 +42,53 @@ def AmpFuseElementwise : Pass<"amp-fuse-elementwise", "::mlir::ModuleOp"> {
                            "::mlir::affine::AffineDialect"];
 }
 
+def AmpReuseArgumentBuffers : Pass<"amp-reuse-argument-buffers",
+                                   "::mlir::func::FuncOp"> {
+  let summary = "Let returned state updates write into their arguments";
+  let description = [{
+    Runs on tensors, before one-shot bufferization. An all-parallel
+    `linalg.generic` whose results only the function's return uses (an
+    update of returned state: new parameters, optimizer moments, running
+    statistics, the loss scale) and whose destination is a `tensor.empty`
+    its body does not read gets, as its destination, an input that is a
+    function argument of the same static type read at the same index, when
+    nothing reads that argument (or a view of it) after the update.
+    Bufferization then writes the update into the argument's buffer instead
+    of a new one, and the runtime hands that buffer back without a copy
+    (`amp_runtime::callPackedConsuming`).
+
+    Such updates are first moved before the return, keeping their order; an
+    update whose old value a later update still reads (SGD with momentum
+    recomputes the new velocity inside the parameter's update) is moved
+    after that reader, unless it would pass an update that writes into a
+    buffer it reads. Users the pass does not know (calls, the return itself,
+    ops with regions, destinations) keep the argument untouched. The rewrite
+    never changes results: one-shot bufferization's conflict analysis would
+    copy an argument that is read after being written.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def AmpReturnArgumentsUncloned : Pass<"amp-return-arguments-uncloned",
+                                      "::mlir::ModuleOp"> {
+  let summary = "Return argument buffers without the deallocation's clones";
+  let description = [{
+    Runs after the buffer deallocation pipeline, before
+    `convert-bufferization-to-memref`. Ownership-based deallocation clones
+    every argument buffer a public function returns (the function must own
+    its results): an allocation and a copy per call for each state value
+    that `amp-reuse-argument-buffers` let an update write in place. In a
+    public function that nothing in the module calls, a
+    `bufferization.clone` of an argument whose only user is the return is
+    replaced by the argument. The CPU runtime (`amp_runtime::callPacked`)
+    recognises results that are its own input buffers: it never frees
+    them, and a consuming call takes the updated buffer over. Only the CPU
+    pipeline runs this pass.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 def AmpLinalgToCpuLoops : Pass<"amp-linalg-to-cpu-loops",
                                "::mlir::func::FuncOp"> {
   let summary = "Lower buffer linalg ops to loops, parallel where it pays";
