@@ -25,7 +25,7 @@ XFAIL = backend_import.DEFAULT_XFAIL  # test/conformance/backend_import_xfail.tx
 MIN_ONNX_MODELS = 1884
 MIN_DEBIAN_MODELS = 932
 MIN_MODELS = 2816  # both together
-MIN_IMPORTED = 2035
+MIN_IMPORTED = 2158
 
 
 @pytest.mark.slow
@@ -102,9 +102,9 @@ def test_xfail_list_format():
             "unsupported operator Foo",
         ),
         (
-            "m.onnx:0:0: error: m.onnx: default-domain opset 9 is not supported "
-            "(amp supports 11 to 25)",
-            "opset 9 not supported",
+            "m.onnx:0:0: error: m.onnx: default-domain opset 29 is not supported "
+            "(amp supports 1 to 28)",
+            "opset 29 not supported",
         ),
         (
             "m.onnx:0:0: error: m.onnx: input 'x' has unsupported type STRING",

@@ -15,6 +15,7 @@
 #include "amp/Target/ONNX/ONNXImporter.h"
 
 #include "ONNXImporterInternal.h"
+#include "ONNXOpsetUpgrade.h"
 #include "ONNXVersionRules.h"
 #include "ONNXTensors.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
@@ -727,13 +728,26 @@ OwningOpRef<ModuleOp> ONNXImporter::importModel(onnx::ModelProto &model) {
   if (!hasDefaultDomain)
     return modelError("the model imports no default-domain (ai.onnx) opset"),
            nullptr;
-  if (opset < kMinSupportedOpset || opset > getLatestKnownOpset())
+  if (opset < kMinUpgradableOpset || opset > getLatestKnownOpset())
     return modelError("default-domain opset " + llvm::Twine(opset) +
                       " is not supported (amp supports " +
-                      llvm::Twine(kMinSupportedOpset) + " to " +
-                      llvm::Twine(getLatestKnownOpset()) +
-                      "; convert with onnx.version_converter)"),
+                      llvm::Twine(kMinUpgradableOpset) + " to " +
+                      llvm::Twine(getLatestKnownOpset()) + ")"),
            nullptr;
+  if (opset < kMinSupportedOpset) {
+    // Opsets 1-10: ONNX's version converter brings the model to the oldest
+    // opset amp's own version rules start from.
+    if (llvm::Error error = onnx_upgrade::upgradeToOpset(model, opset,
+                                                         kMinSupportedOpset))
+      return modelError(llvm::toString(std::move(error))), nullptr;
+    opset = kMinSupportedOpset;
+    domainOpsets.clear();
+    for (const auto &entry : model.opset_import())
+      domainOpsets[entry.domain().empty() ? StringRef("ai.onnx")
+                                          : StringRef(entry.domain())] =
+          entry.version();
+    domainOpsets["ai.onnx"] = opset;
+  }
   if (model.functions_size() > 0)
     return modelError("model-local functions are not supported"), nullptr;
 

@@ -19,8 +19,11 @@
 
 namespace mlir::amp {
 
-/// The oldest default-domain opset the importer upgrades from.
+/// The oldest default-domain opset amp's own version rules upgrade from.
 constexpr int64_t kMinSupportedOpset = 11;
+/// Models of opsets kMinUpgradableOpset to kMinSupportedOpset - 1 are first
+/// brought to kMinSupportedOpset by ONNX's version converter.
+constexpr int64_t kMinUpgradableOpset = 1;
 /// amp's ops model the operator versions this opset selects (each op's
 /// supported version; see getSupportedOpVersion). A model may use any opset
 /// the importer's version table knows (see getLatestKnownOpset) as long as
