@@ -17,7 +17,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+
+#include <algorithm>
+#include <limits>
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPFOLDCONSTANTS
@@ -52,6 +56,35 @@ bool isFoldable(Operation *op, int64_t maxElements) {
   return true;
 }
 
+/// a + b for non-negative sizes, saturating instead of overflowing.
+int64_t saturatingAdd(int64_t a, int64_t b) {
+  return a > std::numeric_limits<int64_t>::max() - b
+             ? std::numeric_limits<int64_t>::max()
+             : a + b;
+}
+
+/// The bytes a static tensor value takes on the host (at least one per
+/// element); the most an int64_t holds for a dynamic, unranked or
+/// overflowing one.
+int64_t valueBytes(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return isa<NoneType>(value.getType())
+               ? 0
+               : std::numeric_limits<int64_t>::max();
+  Type element = type.getElementType();
+  int64_t bytes =
+      element.isIntOrFloat()
+          ? std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8)
+          : 8;
+  for (int64_t d : type.getShape()) {
+    if (d != 0 && bytes > std::numeric_limits<int64_t>::max() / d)
+      return std::numeric_limits<int64_t>::max();
+    bytes *= d;
+  }
+  return bytes;
+}
+
 /// The value of host tensor `tensor` as an attribute of `type`.
 DenseElementsAttr toAttribute(RankedTensorType type,
                               const amp_runtime::Tensor &tensor) {
@@ -73,21 +106,39 @@ struct AmpFoldConstantsPass
   using AmpFoldConstantsBase::AmpFoldConstantsBase;
 
   void runOnOperation() override {
+    budget = maxBytes;
     for (auto func : getOperation().getOps<func::FuncOp>())
       foldFunction(func);
   }
 
+  /// Bytes the rest of this run may materialise.
+  int64_t budget = 0;
+
   void foldFunction(func::FuncOp func) {
-    // The foldable ops whose operands are constants or foldable, in order.
+    // The foldable ops whose operands are constants or foldable, in order,
+    // while what they materialise fits the budget: each constant operand
+    // once (the backend holds it as a global, splats too), every result.
     llvm::SetVector<Operation *> group;
+    llvm::DenseSet<Value> counted;
     func.walk([&](Operation *op) {
       if (!isFoldable(op, maxElements))
         return;
+      int64_t bytes = 0;
       for (Value operand : op->getOperands()) {
         Operation *def = operand.getDefiningOp();
         if (!def || !(isConstantSource(def) || group.contains(def)))
           return;
+        if (isConstantSource(def) && !counted.contains(operand))
+          bytes = saturatingAdd(bytes, valueBytes(operand));
       }
+      for (Value result : op->getResults())
+        bytes = saturatingAdd(bytes, valueBytes(result));
+      if (bytes > budget)
+        return;
+      budget -= bytes;
+      for (Value operand : op->getOperands())
+        if (isConstantSource(operand.getDefiningOp()))
+          counted.insert(operand);
       group.insert(op);
     });
     if (group.empty())
@@ -164,5 +215,9 @@ struct AmpFoldConstantsPass
 } // namespace
 
 void mlir::amp::registerConstantFolding() {
-  setConstantFolder([] { return createAmpFoldConstants(); });
+  setConstantFolder([](int64_t maxBytes) {
+    AmpFoldConstantsOptions options;
+    options.maxBytes = maxBytes;
+    return createAmpFoldConstants(options);
+  });
 }

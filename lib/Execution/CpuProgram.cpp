@@ -32,12 +32,13 @@ using namespace mlir::amp::execution;
 FailureOr<OwningOpRef<ModuleOp>>
 mlir::amp::execution::loadModel(StringRef path, MLIRContext &context,
                                 llvm::SourceMgr &sourceMgr,
-                                bool forTraining) {
+                                bool forTraining, const ModelLimits &limits) {
   OwningOpRef<ModuleOp> module;
   bool isOnnx = isONNXFile(path);
   if (isOnnx) {
     ONNXImportOptions options;
     options.markInitializers = forTraining;
+    options.limits = limits;
     module = importONNXFile(path, &context, options);
   } else {
     std::string errorMessage;
@@ -107,8 +108,21 @@ std::optional<ElementType> mlir::amp::execution::toHostElementType(Type type) {
   }
 }
 
+llvm::Error mlir::amp::execution::readTensorFiles(
+    llvm::ArrayRef<std::string> paths, MLIRContext *context,
+    std::vector<Tensor> &tensors, const ModelLimits &limits) {
+  for (const std::string &path : paths) {
+    llvm::Expected<Tensor> tensor = readTensorFile(path, context, limits);
+    if (!tensor)
+      return tensor.takeError();
+    tensors.push_back(std::move(*tensor));
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<Tensor>
-mlir::amp::execution::readTensorFile(StringRef path, MLIRContext *context) {
+mlir::amp::execution::readTensorFile(StringRef path, MLIRContext *context,
+                                     const ModelLimits &limits) {
   auto fail = [&](const Twine &message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
   };
@@ -120,7 +134,7 @@ mlir::amp::execution::readTensorFile(StringRef path, MLIRContext *context) {
     return tensor;
   }
   if (path.ends_with(".pb")) {
-    auto data = readONNXTensorFile(path, context);
+    auto data = readONNXTensorFile(path, context, limits);
     if (!data)
       return data.takeError();
     std::optional<ElementType> type = toHostElementType(data->elementType);

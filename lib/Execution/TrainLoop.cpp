@@ -4,6 +4,7 @@
 
 #include "amp/Execution/CpuProgram.h"
 #include "amp/Pipelines/AutocastCLOptions.h"
+#include "amp/Pipelines/ModelLimitsCLOptions.h"
 #include "amp/Runtime/Npz.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
 #include "amp/Target/ONNX/ONNXWeights.h"
@@ -346,10 +347,10 @@ private:
 LogicalResult Trainer::readData(MLIRContext *context, StringRef dataPath,
                                 StringRef labelsPath, Tensor &data,
                                 Tensor &labels, bool forEval) {
-  auto x = readTensorFile(dataPath, context);
+  auto x = readTensorFile(dataPath, context, options.limits);
   if (!x)
     return fail(llvm::toString(x.takeError()));
-  auto y = readTensorFile(labelsPath, context);
+  auto y = readTensorFile(labelsPath, context, options.limits);
   if (!y)
     return fail(llvm::toString(y.takeError()));
   data = std::move(*x);
@@ -784,6 +785,7 @@ LogicalResult mlir::amp::execution::trainFromCommandLine(
   llvm::Expected<TrainLoopOptions> loop = getTrainLoopCLOptions();
   if (!loop)
     return fail(loop.takeError());
+  loop->limits = getModelLimitsCLOptions();
   bool isOnnx = isONNXFile(path);
   std::optional<training::TrainStepOptions> stepOptions;
   if (isOnnx) {
@@ -799,6 +801,7 @@ LogicalResult mlir::amp::execution::trainFromCommandLine(
     AmpAutocastOptions autocast = getAutocastCLOptions();
     stepOptions->frontEnd.runAutocast = !autocast.type.empty();
     stepOptions->frontEnd.foldConstants = getConstantFoldingCLOption();
+    stepOptions->frontEnd.foldMaxBytes = loop->limits.maxFoldBytes;
     if (autocast.type.empty())
       autocast.type = "f16";
     stepOptions->frontEnd.autocast = autocast;
@@ -813,7 +816,8 @@ LogicalResult mlir::amp::execution::trainFromCommandLine(
           "weights: give the .onnx model, not a built program"));
     loop->sourceModel = path.str();
   }
-  auto module = loadModel(path, context, sourceMgr, /*forTraining=*/isOnnx);
+  auto module = loadModel(path, context, sourceMgr, /*forTraining=*/isOnnx,
+                          loop->limits);
   if (failed(module))
     return failure();
   if (isOnnx && failed(training::buildTrainStep(**module, *stepOptions)))

@@ -19,13 +19,14 @@ void mlir::amp::buildImportCleanupPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-static std::function<std::unique_ptr<Pass>()> &constantFolder() {
-  static std::function<std::unique_ptr<Pass>()> factory;
+using FolderFactory = std::function<std::unique_ptr<Pass>(int64_t)>;
+
+static FolderFactory &constantFolder() {
+  static FolderFactory factory;
   return factory;
 }
 
-void mlir::amp::setConstantFolder(
-    std::function<std::unique_ptr<Pass>()> factory) {
+void mlir::amp::setConstantFolder(FolderFactory factory) {
   constantFolder() = std::move(factory);
 }
 
@@ -37,7 +38,7 @@ void mlir::amp::buildFrontEndPipeline(OpPassManager &pm,
   // Constant math (an attention scale 1/sqrt(d), ...) becomes constants
   // before autocast decides, so that autocast sees values it can convert.
   if (fold)
-    pm.addPass(constantFolder()());
+    pm.addPass(constantFolder()(options.foldMaxBytes));
   if (!options.runAutocast)
     return;
   pm.addPass(createAmpAutocast(options.autocast));
@@ -46,7 +47,7 @@ void mlir::amp::buildFrontEndPipeline(OpPassManager &pm,
   castCleanup.releaseWeights = options.releaseWeights;
   pm.addPass(createAmpCastCleanup(castCleanup));
   if (fold)
-    pm.addPass(constantFolder()());
+    pm.addPass(constantFolder()(options.foldMaxBytes));
 }
 
 namespace {
@@ -102,6 +103,10 @@ struct FrontEndPipelineOptions
       llvm::cl::desc("Run the registered constant folder (amp-fold-constants) "
                      "before and after autocast"),
       llvm::cl::init(true)};
+  Option<int64_t> foldMaxBytes{
+      *this, "fold-max-bytes",
+      llvm::cl::desc("Bytes each constant-folding run may materialise"),
+      llvm::cl::init(FrontEndOptions().foldMaxBytes)};
 
   FrontEndOptions toFrontEndOptions() const {
     FrontEndOptions options;
@@ -124,6 +129,7 @@ struct FrontEndPipelineOptions
     a.annotate = annotate;
     options.releaseWeights = releaseWeights;
     options.foldConstants = foldConstants;
+    options.foldMaxBytes = foldMaxBytes;
     return options;
   }
 };

@@ -19,6 +19,7 @@
 #include "amp/Dialect/Amp/Gradients/GradientModels.h"
 #include "amp/Execution/Passes.h"
 #include "amp/Pipelines/AutocastCLOptions.h"
+#include "amp/Pipelines/ModelLimitsCLOptions.h"
 #include "amp/Pipelines/Pipelines.h"
 #include "amp/Target/CUDA/CudaArtifact.h"
 #include "amp/Target/ONNX/ONNXExporter.h"
@@ -195,6 +196,7 @@ static LogicalResult runAmpJob(StringRef inputFilename,
     amp::ONNXImportOptions options;
     options.foldConstants = !noImportFolding;
     options.markInitializers = train;
+    options.limits = amp::getModelLimitsCLOptions();
     module = amp::importONNXFile(inputFilename, &context, options);
   } else {
     std::string errorMessage;
@@ -223,6 +225,7 @@ static LogicalResult runAmpJob(StringRef inputFilename,
   // only when the whole job succeeds.
   amp::FrontEndOptions frontEnd;
   frontEnd.foldConstants = amp::getConstantFoldingCLOption();
+  frontEnd.foldMaxBytes = amp::getModelLimitsCLOptions().maxFoldBytes;
   frontEnd.autocast = amp::getAutocastCLOptions();
   frontEnd.autocast.printSummary = true;
   amp::AmpAutocastOptions &autocastOptions = frontEnd.autocast;
@@ -321,6 +324,7 @@ int main(int argc, char **argv) {
   amp::registerAmpPipelines();
   amp::registerAmpCudaPipeline();
   amp::registerAutocastCLOptions(/*defaultType=*/"f16");
+  amp::registerModelLimitsCLOptions();
   amp::training::registerTrainCLOptions();
   DialectRegistry registry;
   amp::registerAmpCudaDialects(registry); // the CPU ones and the GPU's

@@ -19,6 +19,7 @@
 #include "amp/Dialect/Amp/Gradients/GradientModels.h"
 #include "amp/Training/TrainCLOptions.h"
 #include "amp/Pipelines/AutocastCLOptions.h"
+#include "amp/Pipelines/ModelLimitsCLOptions.h"
 #include "amp/Pipelines/Pipelines.h"
 #include "amp/Target/CUDA/CudaArtifact.h"
 
@@ -117,6 +118,7 @@ static LogicalResult autocastModule(ModuleOp module, bool checkingNumerics) {
   amp::FrontEndOptions options;
   options.importCleanup = false; // loadModel ran it
   options.foldConstants = amp::getConstantFoldingCLOption();
+  options.foldMaxBytes = amp::getModelLimitsCLOptions().maxFoldBytes;
   options.autocast = amp::getAutocastCLOptions();
   options.autocast.annotate = checkingNumerics;
   options.releaseWeights = !checkingNumerics;
@@ -137,21 +139,6 @@ static std::string sanitize(StringRef name) {
   for (char c : name)
     s.push_back(llvm::isAlnum(c) || c == '_' || c == '-' || c == '.' ? c : '_');
   return s.empty() ? "output" : s;
-}
-
-/// Reads the tensor files of `paths`; prints the first error.
-static LogicalResult readTensors(ArrayRef<std::string> paths,
-                                 MLIRContext &context,
-                                 std::vector<Tensor> &tensors) {
-  for (const std::string &path : paths) {
-    auto tensor = readTensorFile(path, &context);
-    if (!tensor) {
-      llvm::errs() << "error: " << llvm::toString(tensor.takeError()) << "\n";
-      return failure();
-    }
-    tensors.push_back(std::move(*tensor));
-  }
-  return success();
 }
 
 /// --check-numerics: matches the probes of the low-precision program with
@@ -246,6 +233,7 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTargetAsmPrinter();
   registerPassManagerCLOptions();
   amp::registerAutocastCLOptions(/*defaultType=*/"");
+  amp::registerModelLimitsCLOptions();
   amp::registerConstantFolding();
   amp::training::registerTrainCLOptions();
   registerTrainLoopCLOptions();
@@ -275,9 +263,14 @@ int main(int argc, char **argv) {
 
   // Inputs are read before compiling, so a bad file fails fast.
   std::vector<Tensor> inputs, references;
-  if (failed(readTensors(inputFiles, context, inputs)) ||
-      failed(readTensors(compareTo, context, references)))
+  amp::ModelLimits limits = amp::getModelLimitsCLOptions();
+  llvm::Error err = readTensorFiles(inputFiles, &context, inputs, limits);
+  if (!err)
+    err = readTensorFiles(compareTo, &context, references, limits);
+  if (err) {
+    llvm::errs() << "error: " << llvm::toString(std::move(err)) << "\n";
     return 1;
+  }
 
   auto compileStart = std::chrono::steady_clock::now();
   std::string ampType = amp::getAutocastCLOptions().type;
@@ -301,7 +294,8 @@ int main(int argc, char **argv) {
                     "inputs: it needs --amp-keep-io-types\n";
     return 1;
   }
-  auto module = loadModel(modelFile, context, sourceMgr);
+  auto module =
+      loadModel(modelFile, context, sourceMgr, /*forTraining=*/false, limits);
   if (failed(module))
     return 1;
   OwningOpRef<ModuleOp> referenceModule;

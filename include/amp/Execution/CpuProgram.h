@@ -12,6 +12,7 @@
 
 #include "amp/Runtime/HostTensor.h"
 #include "amp/Runtime/MemRefABI.h"
+#include "amp/Target/ONNX/ModelLimits.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -40,10 +41,12 @@ using amp_runtime::Tensor;
 /// amp .mlir file registered with `sourceMgr`. Errors go to the context's
 /// diagnostic handler.
 /// `forTraining`: an ONNX model is imported with its initializers marked
-/// and without the cleanup, as the train-step builder needs it.
+/// and without the cleanup, as the train-step builder needs it. `limits`
+/// caps what an ONNX file may ask for.
 FailureOr<OwningOpRef<ModuleOp>> loadModel(StringRef path, MLIRContext &context,
                                            llvm::SourceMgr &sourceMgr,
-                                           bool forTraining = false);
+                                           bool forTraining = false,
+                                           const ModelLimits &limits = {});
 
 /// The entry point: `main`, else the only public function; reports an
 /// error and returns null otherwise.
@@ -53,7 +56,13 @@ func::FuncOp findEntry(ModuleOp module);
 std::optional<ElementType> toHostElementType(Type type);
 
 /// Reads a .npy file or an ONNX TensorProto .pb.
-llvm::Expected<Tensor> readTensorFile(StringRef path, MLIRContext *context);
+llvm::Expected<Tensor> readTensorFile(StringRef path, MLIRContext *context,
+                                      const ModelLimits &limits = {});
+/// Appends the tensors of the files `paths` to `tensors`; stops at the
+/// first error.
+llvm::Error readTensorFiles(llvm::ArrayRef<std::string> paths,
+                            MLIRContext *context, std::vector<Tensor> &tensors,
+                            const ModelLimits &limits = {});
 
 /// An input or output of a compiled program: its name (`amp.name`, else
 /// input_<i>/output_<i>) and type (amp level, dynamic sizes kept).

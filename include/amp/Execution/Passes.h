@@ -3,6 +3,7 @@
 #ifndef AMP_EXECUTION_PASSES_H
 #define AMP_EXECUTION_PASSES_H
 
+#include "amp/Target/ONNX/ModelLimits.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -14,8 +15,8 @@ namespace mlir::amp {
 #define GEN_PASS_REGISTRATION
 #include "amp/Execution/Passes.h.inc"
 
-/// Registers amp-fold-constants (with its default options) as the
-/// front-end pipeline's constant folder (see setConstantFolder).
+/// Registers amp-fold-constants as the front-end pipeline's constant folder
+/// (see setConstantFolder), with the front end's budget as its max-bytes.
 void registerConstantFolding();
 
 } // namespace mlir::amp

@@ -24,6 +24,15 @@ def AmpFoldConstants : Pass<"amp-fold-constants", "::mlir::ModuleOp"> {
     regions, dynamic or larger results. If the backend cannot lower a
     folded group, the group is left as it is (no error).
 
+    What folding materialises is bounded by `max-bytes` (default 64 MiB,
+    `ModelLimits::maxFoldBytes`): every constant operand that the group
+    reads (the backend holds it as a global, splats included), every
+    intermediate value and every result counts, over the whole run of the
+    pass. An op that would pass the budget is not folded, nor is anything
+    computed from it: it runs at run time. So a small file whose
+    `ConstantOfShape` makes a splat of 2^34 elements feeding a `ReduceSum`
+    cannot make the compiler materialise 64 GiB.
+
     The `amp-front-end` pipeline runs it after the import cleanup and again
     after autocast when the tool registers the CPU backend
     (`amp-opt`, `amp-run`); `--amp-no-constant-folding` turns it off.
@@ -31,6 +40,10 @@ def AmpFoldConstants : Pass<"amp-fold-constants", "::mlir::ModuleOp"> {
   let options = [
     Option<"maxElements", "max-elements", "int64_t", /*default=*/"65536",
            "Largest result (in elements) that is folded">,
+    Option<"maxBytes", "max-bytes", "int64_t",
+           /*default=*/"::mlir::amp::ModelLimits().maxFoldBytes",
+           "Bytes folding may materialise in one run: constant operands, "
+           "intermediate values and results">,
   ];
 }
 

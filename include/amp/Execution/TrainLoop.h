@@ -9,6 +9,7 @@
 #ifndef AMP_EXECUTION_TRAINLOOP_H
 #define AMP_EXECUTION_TRAINLOOP_H
 
+#include "amp/Target/ONNX/ModelLimits.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -39,6 +40,8 @@ struct TrainLoopOptions {
   /// @compute_gradients and @apply_gradients).
   int64_t accumulate = 1;
   std::string loadState, saveState, logCsv;
+  /// Caps on the model and the data files.
+  ModelLimits limits;
   /// --export-onnx: write `sourceModel` (the ONNX model trained) with the
   /// trained parameters and running statistics.
   std::string exportOnnx, sourceModel;

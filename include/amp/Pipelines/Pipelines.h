@@ -20,6 +20,7 @@
 #ifndef AMP_PIPELINES_PIPELINES_H
 #define AMP_PIPELINES_PIPELINES_H
 
+#include "amp/Target/ONNX/ModelLimits.h"
 #include "amp/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
@@ -43,12 +44,16 @@ struct FrontEndOptions {
   /// Run the registered constant folder (setConstantFolder) after the
   /// import cleanup and after autocast.
   bool foldConstants = true;
+  /// The bytes each run of the constant folder may materialise.
+  int64_t foldMaxBytes = ModelLimits().maxFoldBytes;
 };
 
-/// The constant folder of the front end: a pass factory that a library
-/// above this one registers (lib/Execution's amp-fold-constants evaluates
-/// with the CPU backend). Without one, only the ops' folders fold.
-void setConstantFolder(std::function<std::unique_ptr<Pass>()> factory);
+/// The constant folder of the front end: a pass factory, given the bytes
+/// the pass may materialise, that a library above this one registers
+/// (lib/Execution's amp-fold-constants evaluates with the CPU backend).
+/// Without one, only the ops' folders fold.
+void setConstantFolder(
+    std::function<std::unique_ptr<Pass>(int64_t maxBytes)> factory);
 
 /// Canonicalize + CSE of an imported graph (no region simplification:
 /// graphs have no control flow between blocks).

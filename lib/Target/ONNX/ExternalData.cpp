@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 using namespace mlir::amp;
@@ -92,9 +93,10 @@ static llvm::Error checkLocationSyntax(StringRef location) {
 }
 
 namespace {
-/// Closes a file descriptor on scope exit.
+/// Closes a file descriptor on scope exit unless released.
 struct FileDescriptor {
   int fd;
+  int release() { return std::exchange(fd, -1); }
   ~FileDescriptor() {
     if (fd >= 0)
       ::close(fd);
@@ -102,9 +104,18 @@ struct FileDescriptor {
 };
 } // namespace
 
-llvm::Error mlir::amp::readExternalData(StringRef modelDir,
-                                        const ExternalDataRef &ref,
-                                        uint64_t size, char *out) {
+OpenedExternalData::OpenedExternalData(OpenedExternalData &&other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), ref_(std::move(other.ref_)),
+      size_(other.size_) {}
+
+OpenedExternalData::~OpenedExternalData() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+llvm::Expected<OpenedExternalData>
+OpenedExternalData::open(StringRef modelDir, const ExternalDataRef &ref,
+                         uint64_t size) {
   if (modelDir.empty())
     return error("external data needs the model's folder, but the model was "
                  "not loaded from a file");
@@ -170,9 +181,15 @@ llvm::Error mlir::amp::readExternalData(StringRef modelDir,
     return error("external data for the tensor is " + llvm::Twine(length) +
                  " bytes but its shape and type need " + llvm::Twine(size));
 
+  return OpenedExternalData(file.release(), ref, size);
+}
+
+llvm::Error OpenedExternalData::readInto(char *out) {
+  const ExternalDataRef &ref = ref_;
+  uint64_t size = size_;
   uint64_t done = 0;
   while (done < size) {
-    ssize_t n = ::pread(file.fd, out + done, size - done,
+    ssize_t n = ::pread(fd_, out + done, size - done,
                         static_cast<off_t>(ref.offset + done));
     if (n < 0 && errno == EINTR)
       continue;
@@ -191,4 +208,14 @@ llvm::Error mlir::amp::readExternalData(StringRef modelDir,
                    "'");
   }
   return llvm::Error::success();
+}
+
+llvm::Error mlir::amp::readExternalData(StringRef modelDir,
+                                        const ExternalDataRef &ref,
+                                        uint64_t size, char *out) {
+  llvm::Expected<OpenedExternalData> opened =
+      OpenedExternalData::open(modelDir, ref, size);
+  if (!opened)
+    return opened.takeError();
+  return opened->readInto(out);
 }

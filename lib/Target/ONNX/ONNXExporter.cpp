@@ -601,8 +601,41 @@ LogicalResult ONNXExporter::downgradeForOpset(Operation *op,
 // Graphs
 //===----------------------------------------------------------------------===//
 
+/// Splat constants above this size are written as ConstantOfShape nodes:
+/// as initializers every element would be materialised, and a few bytes of
+/// ConstantOfShape or Expand in a model can make a splat of gigabytes.
+constexpr int64_t kSplatAsNodeBytes = int64_t(1) << 20;
+
 LogicalResult ONNXExporter::exportConstant(ConstantOp op,
                                            onnx::GraphProto &graph) {
+  auto splat = dyn_cast<SplatElementsAttr>(op.getValue());
+  auto type = cast<ShapedType>(op.getValue().getType());
+  Type elementType = type.getElementType();
+  // ConstantOfShape takes bf16 values from opset 20 on, the other types
+  // amp has from opset 9 on.
+  if (splat && (!elementType.isBF16() || opset >= 20) &&
+      type.getNumElements() >
+          kSplatAsNodeBytes /
+              std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8)) {
+    std::string name = nameOf(op.getResult());
+    onnx::TensorProto *shape = graph.add_initializer();
+    shape->set_name(uniqueValueName(name + "_shape"));
+    shape->set_data_type(onnx::TensorProto::INT64);
+    shape->add_dims(type.getRank());
+    for (int64_t dim : type.getShape())
+      shape->add_int64_data(dim);
+    onnx::NodeProto &node = *graph.add_node();
+    node.set_op_type("ConstantOfShape");
+    node.set_name(uniqueNodeName(name));
+    node.add_input(shape->name());
+    node.add_output(name);
+    onnx::AttributeProto &value = *node.add_attribute();
+    value.set_name("value");
+    value.set_type(onnx::AttributeProto::TENSOR);
+    auto one = RankedTensorType::get({1}, elementType);
+    return fillTensor(op, DenseElementsAttr::get(one, splat.getSplatValue<Attribute>()),
+                      *value.mutable_t());
+  }
   onnx::TensorProto *tensor = graph.add_initializer();
   tensor->set_name(nameOf(op.getResult()));
   Initializer initializer{tensor, &graph, std::nullopt};

@@ -26,13 +26,16 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
+#include <algorithm>
 #include <climits>
 #include <fcntl.h>
+#include <optional>
 #include <queue>
 #include <unistd.h>
 
@@ -172,10 +175,29 @@ private:
   FailureOr<Attribute> convertAttribute(onnx::AttributeProto &attr,
                                         NodeContext &ctx);
 
+  /// Adds a converted tensor's bytes to the model's total; failure once the
+  /// total passes the cap.
+  LogicalResult countInitializerBytes(ElementsAttr value) {
+    auto type = cast<ShapedType>(value.getType());
+    initializerBytes += static_cast<uint64_t>(type.getNumElements()) *
+                        storageBytes(type.getElementType());
+    return success(initializerBytes <=
+                   static_cast<uint64_t>(options.limits.maxInitializerBytes));
+  }
+  std::string initializerBytesMessage() const {
+    return "the model's initializers and constants take more than " +
+           std::to_string(options.limits.maxInitializerBytes) +
+           " bytes together (" + std::to_string(initializerBytes) +
+           " so far; --amp-max-initializer-bytes)";
+  }
+  LogicalResult checkModelSize(const onnx::ModelProto &model);
+  LogicalResult checkResultSizes(Operation *op, NodeContext &ctx);
+
   MLIRContext *context;
   std::string path;
   std::string modelDir;
   ONNXImportOptions options;
+  uint64_t initializerBytes = 0;
   Location fileLoc;
   int64_t opset = 0;
   llvm::StringMap<int64_t> domainOpsets;
@@ -249,10 +271,14 @@ FailureOr<Attribute> ONNXImporter::convertAttribute(onnx::AttributeProto &attr,
   }
   case onnx::AttributeProto::TENSOR: {
     auto value = convertTensor(context, *attr.mutable_t(), modelDir,
-                               options.denseElementsLimit);
+                               options.denseElementsLimit, options.limits);
     if (!value)
       return ctx.fail("attribute '" + attr.name() +
                       "': " + llvm::toString(value.takeError())),
+             failure();
+    if (failed(countInitializerBytes(*value)))
+      return ctx.fail("attribute '" + attr.name() + "': " +
+                      initializerBytesMessage()),
              failure();
     return Attribute(*value);
   }
@@ -270,9 +296,12 @@ LogicalResult ONNXImporter::importInitializers(onnx::GraphProto &graph,
     return modelError("sparse initializers are not supported");
   for (onnx::TensorProto &tensor : *graph.mutable_initializer()) {
     auto value = convertTensor(context, tensor, modelDir,
-                               options.denseElementsLimit);
+                               options.denseElementsLimit, options.limits);
     if (!value)
       return modelError("initializer: " + llvm::toString(value.takeError()));
+    if (failed(countInitializerBytes(*value)))
+      return modelError("initializer '" + tensor.name() +
+                        "': " + initializerBytesMessage());
     Location loc = NameLoc::get(builder.getStringAttr(tensor.name()), fileLoc);
     auto constant = builder.create<ConstantOp>(loc, *value);
     if (options.markInitializers)
@@ -665,8 +694,14 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
     } else {
       state.addTypes(resultTypes);
       op = builder.create(state);
-      // Nested ops were verified when their own nodes were built.
-      if (failed(verify(op, /*verifyRecursively=*/false))) {
+      // The op's own invariants and its regions'. Nested ops were verified
+      // when their own nodes were built; dominance is the scopes' business
+      // and is checked once the module is whole: here it would walk up
+      // through enclosing subgraphs whose ops do not exist yet (a crash for
+      // an outer value used two subgraphs down).
+      OperationName name = op->getName();
+      if (failed(name.verifyInvariants(op)) ||
+          failed(name.verifyRegionInvariants(op))) {
         problem = diagnostics.str();
         op->erase();
         op = nullptr;
@@ -676,6 +711,8 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
   if (!op)
     return ctx.fail(problem);
 
+  if (failed(checkResultSizes(op, ctx)))
+    return failure();
   if (node.output_size() > static_cast<int>(op->getNumResults()))
     return ctx.fail("has " + llvm::Twine(node.output_size()) +
                     " outputs but the operator produces " +
@@ -701,6 +738,77 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
       continue;
     if (!scope.define(output, results[i]))
       return ctx.fail("output '" + output + "' is defined twice");
+  }
+  return success();
+}
+
+/// The first node of `graph` (in file order) whose subgraphs nest deeper
+/// than `maxDepth` levels, counting `graph` at `depth`; and the number of
+/// nodes seen, stopping once the count passes `maxNodes`.
+/// Protobuf's recursion limit (see importONNXFile) bounds the recursion.
+static const onnx::NodeProto *walkNodes(const onnx::GraphProto &graph,
+                                        int64_t depth, int64_t maxDepth,
+                                        int64_t maxNodes, int64_t &nodes) {
+  for (const onnx::NodeProto &node : graph.node()) {
+    if (++nodes > maxNodes)
+      return nullptr;
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      auto visit = [&](const onnx::GraphProto &g) -> const onnx::NodeProto * {
+        if (depth + 1 > maxDepth ||
+            walkNodes(g, depth + 1, maxDepth, maxNodes, nodes))
+          return &node;
+        return nullptr;
+      };
+      if (attr.has_g())
+        if (const onnx::NodeProto *deep = visit(attr.g()))
+          return deep;
+      for (const onnx::GraphProto &g : attr.graphs())
+        if (const onnx::NodeProto *deep = visit(g))
+          return deep;
+      if (nodes > maxNodes)
+        return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+LogicalResult ONNXImporter::checkModelSize(const onnx::ModelProto &model) {
+  const ModelLimits &limits = options.limits;
+  int64_t nodes = 0;
+  const onnx::NodeProto *deep = walkNodes(
+      model.graph(), 0, limits.maxSubgraphDepth, limits.maxNodes, nodes);
+  if (deep)
+    return modelError("node '" + deep->name() + "' (op " + deep->op_type() +
+                      ") nests subgraphs more than " +
+                      llvm::Twine(limits.maxSubgraphDepth) +
+                      " levels deep (--amp-max-subgraph-depth)");
+  if (nodes > limits.maxNodes)
+    return modelError("the model has more than " + llvm::Twine(limits.maxNodes) +
+                      " nodes, counting those in subgraphs (--amp-max-nodes)");
+  return success();
+}
+
+LogicalResult ONNXImporter::checkResultSizes(Operation *op, NodeContext &ctx) {
+  for (auto [i, type] : llvm::enumerate(op->getResultTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      continue;
+    // The dimensions come from the file: multiply without overflow.
+    uint64_t count = 1;
+    bool overflow = false;
+    for (int64_t d : tensor.getShape()) {
+      if (d != 0 && count > UINT64_MAX / static_cast<uint64_t>(d))
+        overflow = true;
+      count *= static_cast<uint64_t>(d);
+    }
+    if (overflow)
+      count = UINT64_MAX;
+    if (llvm::Error err = checkTensorSize(
+            "result " + std::to_string(i), count,
+            storageBytes(tensor.getElementType()), options.limits)) {
+      op->erase();
+      return ctx.fail(llvm::toString(std::move(err)));
+    }
   }
   return success();
 }
@@ -750,6 +858,8 @@ OwningOpRef<ModuleOp> ONNXImporter::importModel(onnx::ModelProto &model) {
   }
   if (model.functions_size() > 0)
     return modelError("model-local functions are not supported"), nullptr;
+  if (failed(checkModelSize(model)))
+    return nullptr;
 
   context->loadDialect<AmpDialect, func::FuncDialect>();
   OpBuilder builder(context);
@@ -816,6 +926,111 @@ OwningOpRef<ModuleOp> ONNXImporter::importModel(onnx::ModelProto &model) {
 // File reading
 //===----------------------------------------------------------------------===//
 
+/// Protobuf's nesting limit for a model whose subgraphs may nest
+/// `maxSubgraphDepth` levels: each level is a NodeProto, an AttributeProto
+/// and a GraphProto; the rest (ModelProto, the main graph, value infos with
+/// nested sequence and map types) fits in the margin. Capped so that the
+/// recursive parser and importer stay well inside the stack.
+static int protobufRecursionLimit(int64_t maxSubgraphDepth) {
+  constexpr int64_t kMaxDepth = 1000;
+  return static_cast<int>(3 * std::clamp<int64_t>(maxSubgraphDepth, 0, kMaxDepth) + 40);
+}
+
+namespace {
+/// Where a model's subgraphs nest deepest, found by walking the protobuf
+/// wire format without recursion (protobuf's parser gives up on deep
+/// nesting without saying so).
+struct NestingProbe {
+  int64_t depth = 0;
+  /// The main-graph node that holds the deepest subgraph.
+  std::string nodeName, opType;
+};
+} // namespace
+
+static std::optional<NestingProbe> probeSubgraphNesting(StringRef bytes) {
+  enum Kind { Model, Graph, Node, Attribute, Skip };
+  struct Frame {
+    Kind kind;
+    size_t end;
+    int64_t depth; // of the graph this frame is in (main graph: 0)
+  };
+  NestingProbe result;
+  std::string topName, topOp;
+  SmallVector<Frame> stack{{Model, bytes.size(), 0}};
+  size_t pos = 0;
+  auto readVarint = [&](uint64_t &value) {
+    value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos >= stack.back().end)
+        return false;
+      uint8_t byte = static_cast<uint8_t>(bytes[pos++]);
+      value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if (!(byte & 0x80))
+        return true;
+    }
+    return false;
+  };
+  while (!stack.empty()) {
+    Frame frame = stack.back();
+    if (pos == frame.end) {
+      stack.pop_back();
+      continue;
+    }
+    uint64_t tag, length;
+    if (!readVarint(tag))
+      return std::nullopt;
+    uint64_t field = tag >> 3;
+    switch (tag & 7) {
+    case 0:
+      if (!readVarint(length))
+        return std::nullopt;
+      continue;
+    case 1:
+    case 5: {
+      size_t size = (tag & 7) == 1 ? 8 : 4;
+      if (frame.end - pos < size)
+        return std::nullopt;
+      pos += size;
+      continue;
+    }
+    case 2:
+      break;
+    default:
+      return std::nullopt;
+    }
+    if (!readVarint(length) || length > frame.end - pos)
+      return std::nullopt;
+    size_t end = pos + length;
+    Kind next = Skip;
+    int64_t depth = frame.depth;
+    if (frame.kind == Model && field == 7)
+      next = Graph;
+    else if (frame.kind == Graph && field == 1)
+      next = Node;
+    else if (frame.kind == Node && field == 5)
+      next = Attribute;
+    else if (frame.kind == Attribute && (field == 6 || field == 11)) {
+      next = Graph;
+      ++depth;
+    }
+    if (frame.kind == Node && frame.depth == 0 && (field == 3 || field == 4))
+      (field == 3 ? topName : topOp) = bytes.substr(pos, length).str();
+    if (frame.kind == Graph && frame.depth == 0 && field == 1)
+      topName.clear(), topOp.clear();
+    if (next == Skip) {
+      pos = end;
+      continue;
+    }
+    if (depth > result.depth) {
+      result.depth = depth;
+      result.nodeName = topName;
+      result.opType = topOp;
+    }
+    stack.push_back({next, end, depth});
+  }
+  return result;
+}
+
 /// Recognises files that are something else than ONNX, for a clear message.
 static std::optional<std::string> describeForeignFile(StringRef head) {
   if (head.empty())
@@ -830,6 +1045,61 @@ static std::optional<std::string> describeForeignFile(StringRef head) {
   if (head.starts_with("\x89HDF"))
     return "this is an HDF5 file (a Keras model?), not an ONNX model";
   return std::nullopt;
+}
+
+/// The error for bytes protobuf could not parse as a ModelProto: deep
+/// nesting when that is what stopped the parser, else damage.
+static void reportUnparsable(Location loc, StringRef path, StringRef bytes,
+                             const ModelLimits &limits) {
+  // Too deep a nesting is the one failure that says nothing about the file
+  // being damaged: find it and say so.
+  std::optional<NestingProbe> nesting = probeSubgraphNesting(bytes);
+  int64_t allowed = std::min<int64_t>(
+      limits.maxSubgraphDepth,
+      (protobufRecursionLimit(limits.maxSubgraphDepth) - 40) / 3);
+  if (nesting && nesting->depth > allowed) {
+    emitError(loc) << path << ": node '" << nesting->nodeName << "' (op "
+                   << nesting->opType << ") nests subgraphs " << nesting->depth
+                   << " levels deep, more than " << allowed
+                   << " (--amp-max-subgraph-depth)";
+    return;
+  }
+  emitError(loc) << path
+                 << ": not a valid ONNX protobuf (truncated, corrupted, or "
+                    "larger than protobuf's 2 GiB limit; store large weights "
+                    "as external data)";
+}
+
+/// Parses `model` from `stream` with amp's limits.
+static bool parseModel(google::protobuf::io::ZeroCopyInputStream &stream,
+                       onnx::ModelProto &model, const ModelLimits &limits) {
+  google::protobuf::io::CodedInputStream coded(&stream);
+  coded.SetTotalBytesLimit(INT_MAX);
+  coded.SetRecursionLimit(protobufRecursionLimit(limits.maxSubgraphDepth));
+  return model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+}
+
+OwningOpRef<ModuleOp> mlir::amp::importONNXBuffer(
+    StringRef bytes, StringRef path, MLIRContext *context,
+    const ONNXImportOptions &options) {
+  Location loc = FileLineColLoc::get(context, path, 0, 0);
+  if (auto foreign = describeForeignFile(bytes.take_front(16))) {
+    emitError(loc) << path << ": " << *foreign;
+    return nullptr;
+  }
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+    reportUnparsable(loc, path, {}, options.limits);
+    return nullptr;
+  }
+  onnx::ModelProto model;
+  google::protobuf::io::ArrayInputStream raw(bytes.data(),
+                                             static_cast<int>(bytes.size()));
+  if (!parseModel(raw, model, options.limits)) {
+    reportUnparsable(loc, path, bytes, options.limits);
+    return nullptr;
+  }
+  ONNXImporter importer(context, path, options);
+  return importer.importModel(model);
 }
 
 OwningOpRef<ModuleOp> mlir::amp::importONNXFile(StringRef path,
@@ -850,21 +1120,19 @@ OwningOpRef<ModuleOp> mlir::amp::importONNXFile(StringRef path,
     return nullptr;
   }
 
+  // Streamed from the file: a model of 2 GiB is not held twice.
   onnx::ModelProto model;
   bool parsed;
   {
     google::protobuf::io::FileInputStream raw(fd);
     raw.SetCloseOnDelete(true);
-    google::protobuf::io::CodedInputStream coded(&raw);
-    coded.SetTotalBytesLimit(INT_MAX);
-    parsed = model.ParseFromCodedStream(&coded) &&
-             coded.ConsumedEntireMessage();
+    parsed = parseModel(raw, model, options.limits);
   }
   if (!parsed) {
-    emitError(loc) << path
-                   << ": not a valid ONNX protobuf (truncated, corrupted, or "
-                      "larger than protobuf's 2 GiB limit; store large "
-                      "weights as external data)";
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+    reportUnparsable(loc, path, buffer ? (*buffer)->getBuffer() : StringRef(),
+                     options.limits);
     return nullptr;
   }
   ONNXImporter importer(context, path, options);

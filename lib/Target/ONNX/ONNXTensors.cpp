@@ -13,6 +13,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <climits>
 #include <cstring>
 
 using namespace mlir;
@@ -72,7 +73,7 @@ std::string onnx_import::dataTypeName(int32_t dataType) {
 }
 
 /// Bytes per element of the storage amp uses (i1 is one byte).
-static size_t storageBytes(Type type) {
+size_t onnx_import::storageBytes(Type type) {
   if (type.isInteger(1))
     return 1;
   return type.getIntOrFloatBitWidth() / 8;
@@ -89,6 +90,25 @@ static llvm::Expected<uint64_t> elementCount(llvm::ArrayRef<int64_t> dims) {
     count *= static_cast<uint64_t>(d);
   }
   return count;
+}
+
+llvm::Error onnx_import::checkTensorSize(llvm::StringRef what,
+                                         uint64_t count, uint64_t elementBytes,
+                                         const ModelLimits &limits) {
+  if (count > static_cast<uint64_t>(limits.maxTensorElements))
+    return error(what + " has " + llvm::Twine(count) +
+                 " elements, more than the largest tensor amp accepts (" +
+                 llvm::Twine(limits.maxTensorElements) +
+                 " elements; --amp-max-tensor-elements)");
+  if (count > static_cast<uint64_t>(limits.maxTensorBytes) / elementBytes)
+    return error(what + " takes " +
+                 (count > UINT64_MAX / elementBytes
+                      ? std::string("more than 2^64")
+                      : std::to_string(count * elementBytes)) +
+                 " bytes, more than the largest tensor amp accepts (" +
+                 llvm::Twine(limits.maxTensorBytes) +
+                 " bytes; --amp-max-tensor-bytes)");
+  return llvm::Error::success();
 }
 
 /// Copies typed-field values (ONNX stores small types widened) into
@@ -169,7 +189,8 @@ static std::string resourceKey(llvm::StringRef name) {
 llvm::Expected<ElementsAttr>
 onnx_import::convertTensor(MLIRContext *context, onnx::TensorProto &tensor,
                            llvm::StringRef modelDir,
-                           int64_t denseElementsLimit) {
+                           int64_t denseElementsLimit,
+                           const ModelLimits &limits) {
   Type elementType = convertElementType(context, tensor.data_type());
   if (!elementType)
     return error("tensor '" + tensor.name() + "' has unsupported element "
@@ -180,8 +201,9 @@ onnx_import::convertTensor(MLIRContext *context, onnx::TensorProto &tensor,
     return error("tensor '" + tensor.name() +
                  "': " + llvm::toString(count.takeError()));
   size_t elementBytes = storageBytes(elementType);
-  if (*count > UINT64_MAX / elementBytes)
-    return error("tensor '" + tensor.name() + "' is too large");
+  if (llvm::Error err = checkTensorSize("tensor '" + tensor.name() + "'",
+                                        *count, elementBytes, limits))
+    return std::move(err);
   uint64_t byteSize = *count * elementBytes;
   auto type = RankedTensorType::get(dims, elementType);
   bool useResource = static_cast<int64_t>(*count) > denseElementsLimit &&
@@ -204,9 +226,15 @@ onnx_import::convertTensor(MLIRContext *context, onnx::TensorProto &tensor,
     if (!ref)
       return error("tensor '" + tensor.name() +
                    "': " + llvm::toString(ref.takeError()));
+    // The file must show that it holds the declared bytes before they
+    // are allocated: a small model may declare terabytes.
+    llvm::Expected<OpenedExternalData> opened =
+        OpenedExternalData::open(modelDir, *ref, byteSize);
+    if (!opened)
+      return error("tensor '" + tensor.name() +
+                   "': " + llvm::toString(opened.takeError()));
     blob = HeapAsmResourceBlob::allocate(byteSize, alignof(uint64_t));
-    if (llvm::Error err = readExternalData(modelDir, *ref, byteSize,
-                                           blob->getMutableData().data()))
+    if (llvm::Error err = opened->readInto(blob->getMutableData().data()))
       return error("tensor '" + tensor.name() +
                    "': " + llvm::toString(std::move(err)));
     bytes = blob->getData();
@@ -256,20 +284,28 @@ onnx_import::convertTensor(MLIRContext *context, onnx::TensorProto &tensor,
   return cast<ElementsAttr>(DenseResourceElementsAttr::get(type, handle));
 }
 
-llvm::Expected<ONNXTensorData> mlir::amp::readONNXTensorFile(
-    llvm::StringRef path, MLIRContext *context) {
+llvm::Expected<ONNXTensorData>
+mlir::amp::readONNXTensorFile(llvm::StringRef path, MLIRContext *context,
+                              const ModelLimits &limits) {
   auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
   if (!file)
     return error("cannot read '" + path.str() +
                  "': " + file.getError().message());
+  return readONNXTensorBuffer((*file)->getBuffer(), path, context, limits);
+}
+
+llvm::Expected<ONNXTensorData>
+mlir::amp::readONNXTensorBuffer(llvm::StringRef bytes, llvm::StringRef path,
+                                MLIRContext *context,
+                                const ModelLimits &limits) {
   onnx::TensorProto tensor;
-  if (!tensor.ParseFromArray((*file)->getBufferStart(),
-                             static_cast<int>((*file)->getBufferSize())))
+  if (bytes.size() > static_cast<size_t>(INT_MAX) ||
+      !tensor.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return error("'" + path.str() + "' is not a serialized ONNX TensorProto");
   ONNXTensorData data;
   data.name = tensor.name();
   auto attr = convertTensor(context, tensor,
-                            llvm::sys::path::parent_path(path), 0);
+                            llvm::sys::path::parent_path(path), 0, limits);
   if (!attr)
     return error("'" + path.str() + "': " + llvm::toString(attr.takeError()));
   auto type = cast<ShapedType>(attr->getType());

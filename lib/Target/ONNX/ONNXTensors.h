@@ -8,6 +8,8 @@
 #ifndef AMP_LIB_TARGET_ONNX_ONNXTENSORS_H
 #define AMP_LIB_TARGET_ONNX_ONNXTENSORS_H
 
+#include "amp/Target/ONNX/ModelLimits.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/Error.h"
@@ -26,11 +28,21 @@ std::string dataTypeName(int32_t dataType);
 /// Converts a tensor to an attribute. Tensors with more than
 /// `denseElementsLimit` elements become `dense_resource` blobs; their raw
 /// bytes are moved out of the proto, not copied. `modelDir` resolves
-/// external data.
+/// external data. The declared size is checked against `limits` and
+/// against the bytes that back it before anything is allocated.
 llvm::Expected<ElementsAttr> convertTensor(MLIRContext *context,
                                            onnx::TensorProto &tensor,
                                            llvm::StringRef modelDir,
-                                           int64_t denseElementsLimit);
+                                           int64_t denseElementsLimit,
+                                           const ModelLimits &limits);
+
+/// An error if a tensor of `count` elements of `elementBytes` bytes each
+/// exceeds `limits`' largest tensor (`what` names it in the message).
+llvm::Error checkTensorSize(llvm::StringRef what, uint64_t count,
+                            uint64_t elementBytes, const ModelLimits &limits);
+
+/// The bytes one element of `type` takes in amp's storage.
+size_t storageBytes(Type type);
 
 } // namespace mlir::amp::onnx_import
 

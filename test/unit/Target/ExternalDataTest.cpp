@@ -72,6 +72,31 @@ TEST_F(ExternalDataTest, ReadsWholeFileAndRanges) {
   EXPECT_EQ(bytes, "abcdef");
 }
 
+// Opening checks the declared size against the file before the caller
+// allocates anything: a reference to 1 TiB in a 16-byte file fails at
+// open(), and a good one reads exactly once opened.
+TEST_F(ExternalDataTest, OpenChecksTheSizeBeforeAnyRead) {
+  llvm::Expected<OpenedExternalData> huge =
+      OpenedExternalData::open(modelDir, at("weights.bin"), uint64_t(1) << 40);
+  ASSERT_FALSE(static_cast<bool>(huge));
+  EXPECT_NE(llvm::toString(huge.takeError())
+                .find("is 16 bytes but its shape and type need 1099511627776"),
+            std::string::npos);
+  llvm::Expected<OpenedExternalData> past = OpenedExternalData::open(
+      modelDir, at("weights.bin", uint64_t(1) << 62), 4);
+  ASSERT_FALSE(static_cast<bool>(past));
+  EXPECT_NE(llvm::toString(past.takeError()).find("past the end"),
+            std::string::npos);
+  llvm::Expected<OpenedExternalData> good =
+      OpenedExternalData::open(modelDir, at("weights.bin", 2, 3), 3);
+  ASSERT_TRUE(static_cast<bool>(good)) << llvm::toString(good.takeError());
+  EXPECT_EQ(good->size(), 3u);
+  OpenedExternalData moved = std::move(*good);
+  std::string bytes(3, '\0');
+  ASSERT_FALSE(static_cast<bool>(moved.readInto(bytes.data())));
+  EXPECT_EQ(bytes, "234");
+}
+
 TEST_F(ExternalDataTest, ReadsFromSubfolder) {
   ASSERT_FALSE(llvm::sys::fs::create_directory(modelDir + "/sub"));
   writeFile(modelDir + "/sub/w.bin", "abcd");

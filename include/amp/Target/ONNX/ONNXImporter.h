@@ -9,6 +9,8 @@
 #ifndef AMP_TARGET_ONNX_ONNXIMPORTER_H
 #define AMP_TARGET_ONNX_ONNXIMPORTER_H
 
+#include "amp/Target/ONNX/ModelLimits.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -47,6 +49,8 @@ struct ONNXImportOptions {
   /// attribute `amp.initializer` (the train-step builder's parameters and
   /// buffers); the location already names them.
   bool markInitializers = false;
+  /// Resource caps (tensor sizes, initializer bytes, nodes, nesting).
+  ModelLimits limits;
 };
 
 /// The attribute `markInitializers` sets.
@@ -56,6 +60,13 @@ constexpr llvm::StringLiteral kInitializerAttrName = "amp.initializer";
 /// relative to the model's folder. Returns null after emitting diagnostics.
 OwningOpRef<ModuleOp> importONNXFile(llvm::StringRef path, MLIRContext *context,
                                      const ONNXImportOptions &options = {});
+
+/// Imports the serialized ONNX model `bytes` as if read from the file
+/// `path`, which names it in messages and locates external data.
+OwningOpRef<ModuleOp> importONNXBuffer(llvm::StringRef bytes,
+                                       llvm::StringRef path,
+                                       MLIRContext *context,
+                                       const ONNXImportOptions &options = {});
 
 /// Returns true if `path` names an ONNX model by its extension.
 bool isONNXFile(llvm::StringRef path);
@@ -68,8 +79,14 @@ struct ONNXTensorData {
   llvm::SmallVector<int64_t> shape;
   std::vector<char> bytes;
 };
-llvm::Expected<ONNXTensorData> readONNXTensorFile(llvm::StringRef path,
-                                                  MLIRContext *context);
+llvm::Expected<ONNXTensorData>
+readONNXTensorFile(llvm::StringRef path, MLIRContext *context,
+                   const ModelLimits &limits = {});
+/// The same for the bytes of such a file; `path` names it in messages and
+/// locates external data.
+llvm::Expected<ONNXTensorData>
+readONNXTensorBuffer(llvm::StringRef bytes, llvm::StringRef path,
+                     MLIRContext *context, const ModelLimits &limits = {});
 
 } // namespace mlir::amp
 
