@@ -297,8 +297,12 @@ public:
     if (!buffer)
       return makeError("cannot read policy file '" + path +
                        "': " + buffer.getError().message());
+    return read(std::move(*buffer));
+  }
+
+  llvm::Error read(std::unique_ptr<llvm::MemoryBuffer> buffer) {
     unsigned bufferId =
-        sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+        sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
     StringRef text = sourceMgr.getMemoryBuffer(bufferId)->getBuffer();
     std::string parseError;
     sourceMgr.setDiagHandler(
@@ -404,9 +408,16 @@ private:
     return makeError("policy file '" + path + "': " + message);
   }
   unsigned lineOf(llvm::yaml::Node *node) {
-    if (!node)
+    if (!node || sourceMgr.getNumBuffers() == 0)
       return 0;
-    return sourceMgr.getLineAndColumn(node->getSourceRange().Start).first;
+    // After a syntax error the parser may give nodes a range outside the
+    // text (SourceMgr would read out of bounds).
+    llvm::SMLoc start = node->getSourceRange().Start;
+    const llvm::MemoryBuffer *buffer = sourceMgr.getMemoryBuffer(1);
+    if (!start.isValid() || start.getPointer() < buffer->getBufferStart() ||
+        start.getPointer() > buffer->getBufferEnd())
+      return 0;
+    return sourceMgr.getLineAndColumn(start).first;
   }
   llvm::Error failAtLine(unsigned line, const llvm::Twine &message) {
     return fail("line " + llvm::Twine(line) + ": " + message);
@@ -487,6 +498,11 @@ private:
 
 llvm::Error AutocastPolicy::loadFile(StringRef path) {
   return PolicyFileReader(*this, path).read();
+}
+
+llvm::Error AutocastPolicy::loadText(StringRef text, StringRef name) {
+  return PolicyFileReader(*this, name)
+      .read(llvm::MemoryBuffer::getMemBufferCopy(text, name));
 }
 
 //===----------------------------------------------------------------------===//

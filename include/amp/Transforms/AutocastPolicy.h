@@ -57,6 +57,8 @@ public:
   llvm::Error addNodeRuleSpec(llvm::StringRef spec, llvm::StringRef source);
   /// Merges a policy file (YAML or JSON; schema in docs/AutocastPolicy.md).
   llvm::Error loadFile(llvm::StringRef path);
+  /// The same for the text of a policy file; `name` names it in messages.
+  llvm::Error loadText(llvm::StringRef text, llvm::StringRef name);
 
   struct Decision {
     PrecisionClass cls;

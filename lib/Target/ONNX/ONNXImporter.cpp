@@ -191,7 +191,9 @@ private:
            " so far; --amp-max-initializer-bytes)";
   }
   LogicalResult checkModelSize(const onnx::ModelProto &model);
-  LogicalResult checkResultSizes(Operation *op, NodeContext &ctx);
+  /// Why result types inferred for a node break the size caps (the
+  /// static dimensions of a dynamic result count too), or nothing.
+  std::optional<std::string> checkResultSizes(ArrayRef<Type> types) const;
 
   MLIRContext *context;
   std::string path;
@@ -452,17 +454,18 @@ LogicalResult ONNXImporter::importGraph(onnx::GraphProto &graph, Block &block,
     return failure();
   for (int index : *order) {
     onnx::NodeProto &node = *graph.mutable_node(index);
-    NodeContext ctx;
+    std::string name = node.name().empty()
+                           ? node.op_type() + "_" + std::to_string(index)
+                           : node.name();
+    NodeContext ctx(NameLoc::get(builder.getStringAttr(name), fileLoc));
     ctx.file = path;
     ctx.graphPath = graphPath.str();
-    ctx.name = node.name().empty() ? node.op_type() + "_" + std::to_string(index)
-                                   : node.name();
+    ctx.name = std::move(name);
     ctx.index = index;
     ctx.opType = node.op_type();
     ctx.domain = node.domain();
     ctx.opset = domainOpsets.lookup(
         node.domain().empty() ? StringRef("ai.onnx") : StringRef(node.domain()));
-    ctx.loc = NameLoc::get(builder.getStringAttr(ctx.name), fileLoc);
     if (failed(importNode(node, ctx, builder, scope)))
       return failure();
   }
@@ -599,7 +602,10 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
       return ctx.fail("uses undefined value '" + input + "'");
     pending.operands.push_back(value);
   }
+  llvm::StringSet<> attributeNames;
   for (onnx::AttributeProto &attr : *node.mutable_attribute()) {
+    if (!attributeNames.insert(attr.name()).second)
+      return ctx.fail("attribute '" + attr.name() + "' appears twice");
     if (attr.type() == onnx::AttributeProto::GRAPH)
       continue;
     auto converted = convertAttribute(attr, ctx);
@@ -636,6 +642,15 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
   for (const NamedAttribute &attr : pending.attributes)
     if (!known.contains(attr.getName()))
       return ctx.fail("unknown attribute '" + attr.getName().getValue() + "'");
+  // ... and of the kind the op declares: shape inference reads them before
+  // the verifier would look (an INTS `group` was a null dereference).
+  {
+    NamedAttrList attributes(pending.attributes);
+    DiagnosticCollector diagnostics(context);
+    if (failed(opName->verifyInherentAttrs(
+            attributes, [&] { return emitError(ctx.loc); })))
+      return ctx.fail(diagnostics.str());
+  }
 
   // Subgraphs become regions, in the order the op declares them.
   OperationState state(ctx.loc, *opName);
@@ -691,6 +706,9 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
             regions, resultTypes))) {
       problem = diagnostics.str().empty() ? "cannot infer the result types"
                                           : diagnostics.str();
+    } else if (std::optional<std::string> tooLarge =
+                   checkResultSizes(resultTypes)) {
+      problem = *tooLarge;
     } else {
       state.addTypes(resultTypes);
       op = builder.create(state);
@@ -711,8 +729,6 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
   if (!op)
     return ctx.fail(problem);
 
-  if (failed(checkResultSizes(op, ctx)))
-    return failure();
   if (node.output_size() > static_cast<int>(op->getNumResults()))
     return ctx.fail("has " + llvm::Twine(node.output_size()) +
                     " outputs but the operator produces " +
@@ -788,15 +804,21 @@ LogicalResult ONNXImporter::checkModelSize(const onnx::ModelProto &model) {
   return success();
 }
 
-LogicalResult ONNXImporter::checkResultSizes(Operation *op, NodeContext &ctx) {
-  for (auto [i, type] : llvm::enumerate(op->getResultTypes())) {
+std::optional<std::string>
+ONNXImporter::checkResultSizes(ArrayRef<Type> types) const {
+  for (auto [i, type] : llvm::enumerate(types)) {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || !tensor.hasStaticShape())
+    if (!tensor)
       continue;
     // The dimensions come from the file: multiply without overflow.
     uint64_t count = 1;
     bool overflow = false;
     for (int64_t d : tensor.getShape()) {
+      if (ShapedType::isDynamic(d))
+        continue;
+      if (d < 0)
+        return "result " + std::to_string(i) + " has the invalid dimension " +
+               std::to_string(d);
       if (d != 0 && count > UINT64_MAX / static_cast<uint64_t>(d))
         overflow = true;
       count *= static_cast<uint64_t>(d);
@@ -805,12 +827,10 @@ LogicalResult ONNXImporter::checkResultSizes(Operation *op, NodeContext &ctx) {
       count = UINT64_MAX;
     if (llvm::Error err = checkTensorSize(
             "result " + std::to_string(i), count,
-            storageBytes(tensor.getElementType()), options.limits)) {
-      op->erase();
-      return ctx.fail(llvm::toString(std::move(err)));
-    }
+            storageBytes(tensor.getElementType()), options.limits))
+      return llvm::toString(std::move(err));
   }
-  return success();
+  return std::nullopt;
 }
 
 OwningOpRef<ModuleOp> ONNXImporter::importModel(onnx::ModelProto &model) {

@@ -17,6 +17,8 @@ namespace mlir::amp::onnx_import {
 
 /// What a diagnostic about one node must say.
 struct NodeContext {
+  /// `loc` names the node (a NameLoc in the model's file).
+  explicit NodeContext(Location loc) : loc(loc) {}
   std::string file;
   std::string graphPath;
   std::string name;
@@ -24,7 +26,7 @@ struct NodeContext {
   std::string opType;
   std::string domain;
   int64_t opset = 0;
-  Location loc = UnknownLoc();
+  Location loc;
   /// Emits "<file>: node '<name>' (#i in <graph>, op T, domain D, opset N):
   /// <message>" and returns failure.
   LogicalResult fail(const llvm::Twine &message) const;

@@ -9,7 +9,10 @@
 // inputs, is_test, broadcast flags, ...), so amp does not restate them.
 // The converter assumes schema-valid nodes, so the model is first checked
 // with ONNX's checker; both throw on bad input, and each exception becomes
-// one error naming the file.
+// one error naming the file. Both run in a child process: the converter
+// also trusts structure the checker does not check (fuzzing found a null
+// dereference for a graph output no node produces), and a crash or hang
+// there must be amp's clean error, not amp's crash.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,9 +25,16 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Error.h"
 
+#include <cerrno>
+#include <climits>
+#include <csignal>
 #include <cstring>
 #include <optional>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace mlir::amp;
 
@@ -205,6 +215,118 @@ static std::string printable(const char *text) {
   return result;
 }
 
+/// ONNX's checker and version converter on `model`, in this process. The
+/// first byte of the result says what follows: 'M' and the converted model,
+/// or 'E' and the error.
+static std::string checkAndConvert(const onnx::ModelProto &model, int64_t from,
+                                   int64_t to) {
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    return "E" + ("opset " + llvm::Twine(from) +
+                  " model is invalid according to ONNX's checker, so it "
+                  "cannot be upgraded: " +
+                  printable(e.what()))
+                     .str();
+  }
+  try {
+    onnx::ModelProto upgraded =
+        onnx::version_conversion::ConvertVersion(model, static_cast<int>(to));
+    std::string bytes = "M";
+    if (!upgraded.AppendToString(&bytes))
+      return "EONNX's version converter produced a model that cannot be "
+             "serialized";
+    return bytes;
+  } catch (const std::exception &e) {
+    return "E" + ("ONNX's version converter cannot upgrade opset " +
+                  llvm::Twine(from) + " to " + llvm::Twine(to) + ": " +
+                  printable(e.what()))
+                     .str();
+  }
+}
+
+/// Runs checkAndConvert in a child process and replaces `model` with its
+/// result. ONNX's converter trusts what its checker lets through (a graph
+/// output that no node produces is a null dereference in its IR builder),
+/// so it runs where a crash, a hang or a runaway allocation ends the child,
+/// not amp: each becomes an error.
+static llvm::Error convertIsolated(onnx::ModelProto &model, int64_t from,
+                                   int64_t to) {
+  constexpr unsigned kTimeoutSeconds = 120;
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return upgradeError("cannot run ONNX's version converter: pipe: " +
+                        llvm::Twine(std::strerror(errno)));
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return upgradeError("cannot run ONNX's version converter: fork: " +
+                        llvm::Twine(std::strerror(errno)));
+  }
+  if (pid == 0) {
+    // The child: convert, write the result, leave without running
+    // destructors or atexit handlers of the parent's state.
+    ::close(fds[0]);
+    // A crash here is reported by the parent: no crash handler (LLVM's
+    // stack dump, a sanitizer's report) should print it as amp's.
+    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT})
+      ::signal(sig, SIG_DFL);
+    ::alarm(kTimeoutSeconds);
+    std::string result = checkAndConvert(model, from, to);
+    const char *data = result.data();
+    size_t left = result.size();
+    while (left > 0) {
+      ssize_t n = ::write(fds[1], data, left);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        ::_exit(2);
+      data += n;
+      left -= static_cast<size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string result;
+  char buffer[1 << 16];
+  while (true) {
+    ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    result.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (WIFSIGNALED(status))
+    return upgradeError(
+        "ONNX's version converter " +
+        llvm::Twine(WTERMSIG(status) == SIGALRM
+                        ? "took more than " + std::to_string(kTimeoutSeconds) +
+                              " s"
+                        : "crashed (signal " +
+                              std::to_string(WTERMSIG(status)) + ")") +
+        " upgrading this opset-" + llvm::Twine(from) +
+        " model: it is malformed in a way ONNX's checker does not catch "
+        "(for example a graph output that no node produces)");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || result.empty())
+    return upgradeError("ONNX's version converter failed without a result");
+  if (result[0] == 'E')
+    return upgradeError(llvm::StringRef(result).drop_front());
+  onnx::ModelProto upgraded;
+  if (result[0] != 'M' || result.size() - 1 > static_cast<size_t>(INT_MAX) ||
+      !upgraded.ParseFromArray(result.data() + 1,
+                               static_cast<int>(result.size() - 1)))
+    return upgradeError("ONNX's version converter returned a model that does "
+                        "not parse");
+  model = std::move(upgraded);
+  return llvm::Error::success();
+}
+
 llvm::Error mlir::amp::onnx_upgrade::upgradeToOpset(onnx::ModelProto &model,
                                                     int64_t from, int64_t to) {
   // ONNX's IR (onnx/common/ir.h), which the converter rewrites, has no
@@ -226,22 +348,8 @@ llvm::Error mlir::amp::onnx_upgrade::upgradeToOpset(onnx::ModelProto &model,
         "): Scan before opset 9 scans a batch axis, which ONNX's version "
         "converter drops instead of converting (amp upgrades opsets below " +
         llvm::Twine(to) + " with it); export the model at opset 9 or newer");
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception &e) {
-    return upgradeError("opset " + llvm::Twine(from) +
-                        " model is invalid according to ONNX's checker, so it "
-                        "cannot be upgraded: " +
-                        printable(e.what()));
-  }
-  try {
-    onnx::ModelProto upgraded =
-        onnx::version_conversion::ConvertVersion(model, static_cast<int>(to));
-    model = std::move(upgraded);
-  } catch (const std::exception &e) {
-    return upgradeError("ONNX's version converter cannot upgrade opset " +
-                        llvm::Twine(from) + " to " + llvm::Twine(to) + ": " +
-                        printable(e.what()));
-  }
+  llvm::Error converted = convertIsolated(model, from, to);
+  if (converted)
+    return converted;
   return repairConvertedGraph(*model.mutable_graph());
 }

@@ -59,19 +59,26 @@ onnx_versions::findAttribute(const onnx::NodeProto &node, StringRef name) {
 //===----------------------------------------------------------------------===//
 
 /// Import: moves an INTS attribute into a constant i64 input at
-/// `operandIndex`.
-static void attributeToInput(PendingOp &op, OpBuilder &builder, Location loc,
-                             StringRef name, unsigned operandIndex) {
-  auto values = dyn_cast_or_null<DenseI64ArrayAttr>(op.takeAttr(name));
+/// `operandIndex`. An attribute of another kind is an error (dropping it
+/// would change the meaning: a Reduce without axes reduces everything).
+static LogicalResult attributeToInput(PendingOp &op, const NodeContext &ctx,
+                                      OpBuilder &builder, StringRef name,
+                                      unsigned operandIndex) {
+  Attribute attr = op.takeAttr(name);
+  if (!attr)
+    return success();
+  auto values = dyn_cast<DenseI64ArrayAttr>(attr);
   if (!values)
-    return;
+    return ctx.fail("attribute '" + name +
+                    "' must be a list of integers (INTS)");
   auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
                                     builder.getI64Type());
   Value constant = builder.create<ConstantOp>(
-      loc, DenseElementsAttr::get(type, values.asArrayRef()));
+      ctx.loc, DenseElementsAttr::get(type, values.asArrayRef()));
   if (op.operands.size() <= operandIndex)
     op.operands.resize(operandIndex + 1, nullptr);
   op.operands[operandIndex] = constant;
+  return success();
 }
 
 /// Export: the constant input back into an INTS attribute.
@@ -87,8 +94,7 @@ static LogicalResult inputToAttribute(NodeWriter &w, StringRef name,
 
 static LogicalResult upgradeAxes(PendingOp &op, const NodeContext &ctx,
                                  OpBuilder &b) {
-  attributeToInput(op, b, ctx.loc, "axes", 1);
-  return success();
+  return attributeToInput(op, ctx, b, "axes", 1);
 }
 static LogicalResult downgradeAxes(NodeWriter &w) {
   return inputToAttribute(w, "axes", 1);
@@ -108,8 +114,7 @@ static LogicalResult downgradeReduceAxes(NodeWriter &w) {
 
 static LogicalResult upgradeSplitSizes(PendingOp &op, const NodeContext &ctx,
                                        OpBuilder &b) {
-  attributeToInput(op, b, ctx.loc, "split", 1);
-  return success();
+  return attributeToInput(op, ctx, b, "split", 1);
 }
 static LogicalResult downgradeSplitSizes(NodeWriter &w) {
   return inputToAttribute(w, "split", 1);
@@ -132,7 +137,10 @@ static LogicalResult downgradeSplitCount(NodeWriter &w) {
 
 static LogicalResult upgradeDropoutRatio(PendingOp &op, const NodeContext &ctx,
                                          OpBuilder &b) {
-  if (auto ratio = dyn_cast_or_null<FloatAttr>(op.takeAttr("ratio"))) {
+  Attribute attr = op.takeAttr("ratio");
+  if (attr && !isa<FloatAttr>(attr))
+    return ctx.fail("attribute 'ratio' must be a float (FLOAT)");
+  if (auto ratio = dyn_cast_or_null<FloatAttr>(attr)) {
     auto scalar = RankedTensorType::get({}, b.getF32Type());
     Value constant = b.create<ConstantOp>(
         ctx.loc, DenseElementsAttr::get(scalar, ratio.getValue()));

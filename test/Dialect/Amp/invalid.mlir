@@ -230,3 +230,24 @@ func.func @cwg_group_zero(%x: tensor<2x3x8x8xf32>, %dy: tensor<2x4x6x6xf32>) -> 
   %0 = amp.conv_weight_grad %x, %dy {group = 0 : i64, kernel_shape = array<i64: 3, 3>} : (tensor<2x3x8x8xf32>, tensor<2x4x6x6xf32>) -> tensor<4x3x3x3xf32>
   return %0 : tensor<4x3x3x3xf32>
 }
+
+// -----
+
+// Window values from a model file are held to [.., 2^31] before any window
+// arithmetic (found by fuzzing: int64 overflow in the output size).
+func.func @conv_transpose_huge_pad(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x3x3xf32>) -> tensor<?x?x?x?xf32> {
+  %none = amp.none
+  // expected-error @+2 {{pad value 4611686018427387904 is outside [-2147483648, 2147483648]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.conv_transpose %x, %w, %none {pads = array<i64: 0, 4611686018427387904, 0, 0>} : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>, none) -> tensor<?x?x?x?xf32>
+  return %0 : tensor<?x?x?x?xf32>
+}
+
+// -----
+
+func.func @max_pool_huge_stride(%x: tensor<1x2x4x4xf32>) -> tensor<?x?x?x?xf32> {
+  // expected-error @+2 {{stride value 1099511627776 is outside [1, 2147483648]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %i = amp.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 1099511627776, 1>} : (tensor<1x2x4x4xf32>) -> (tensor<?x?x?x?xf32>, tensor<?x?x?x?xi64>)
+  return %y : tensor<?x?x?x?xf32>
+}

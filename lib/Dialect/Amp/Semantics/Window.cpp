@@ -31,6 +31,25 @@ spatialValues(const std::optional<SmallVector<int64_t>> &values, StringRef name,
   return *values;
 }
 
+/// The largest size, stride, dilation, pad or kernel extent a window takes.
+/// With every quantity within it, the window arithmetic below (a product
+/// of two and a few sums) stays far from int64 overflow whatever a model
+/// file says. Real models are many orders of magnitude below it.
+constexpr int64_t kMaxWindowValue = int64_t(1) << 31;
+
+/// Fails with a message unless every static value in `values` lies in
+/// [`min`, kMaxWindowValue] (dynamic sizes pass).
+static LogicalResult checkRange(ArrayRef<int64_t> values, StringRef what,
+                                int64_t min, ErrorFn error) {
+  for (int64_t v : values)
+    if (!ShapedType::isDynamic(v) && (v < min || v > kMaxWindowValue)) {
+      error(what + " value " + llvm::Twine(v) + " is outside [" +
+            llvm::Twine(min) + ", " + llvm::Twine(kMaxWindowValue) + "]");
+      return failure();
+    }
+  return success();
+}
+
 /// Total SAME padding of one dimension: the output is ceil(in / stride).
 static int64_t samePadding(int64_t in, int64_t stride, int64_t span) {
   int64_t out = (in + stride - 1) / stride;
@@ -68,6 +87,12 @@ mlir::amp::semantics::resolveWindow(const WindowAttrs &attrs,
       return failure();
     }
   }
+  if (failed(checkRange(inputSpatial, "input size", 0, error)) ||
+      failed(checkRange(kernel, "kernel size", 1, error)) ||
+      failed(checkRange(window.strides, "stride", 1, error)) ||
+      failed(checkRange(window.dilations, "dilation", 1, error)) ||
+      failed(checkRange(*pads, "pad", -kMaxWindowValue, error)))
+    return failure();
   if (!autoPad) {
     error("unknown auto_pad value '" + attrs.autoPad + "'");
     return failure();
@@ -149,6 +174,20 @@ FailureOr<TransposedWindow> mlir::amp::semantics::resolveTransposedWindow(
     error("output_shape must have one entry per spatial dim");
     return failure();
   }
+  for (size_t i = 0; i < n; ++i)
+    if ((*strides)[i] <= 0 || (*dilations)[i] <= 0) {
+      error("strides and dilations must be positive");
+      return failure();
+    }
+  if (failed(checkRange(inputSpatial, "input size", 0, error)) ||
+      failed(checkRange(kernel, "kernel size", 1, error)) ||
+      failed(checkRange(*strides, "stride", 1, error)) ||
+      failed(checkRange(*dilations, "dilation", 1, error)) ||
+      failed(checkRange(*pads, "pad", -kMaxWindowValue, error)) ||
+      failed(checkRange(*outputPadding, "output_padding", 0, error)) ||
+      (outputShape &&
+       failed(checkRange(*outputShape, "output_shape", 0, error))))
+    return failure();
   // Unknown auto_pad values behave as NOTSET (as ONNX's reference does).
   window.autoPad = parseAutoPad(attrs.autoPad).value_or(AutoPad::NotSet);
   window.strides = std::move(*strides);
@@ -156,11 +195,14 @@ FailureOr<TransposedWindow> mlir::amp::semantics::resolveTransposedWindow(
   window.outputPadding = std::move(*outputPadding);
   for (size_t i = 0; i < n; ++i) {
     int64_t in = inputSpatial[i], stride = window.strides[i];
-    int64_t span = (kernel[i] - 1) * window.dilations[i] + 1;
+    // A kernel size known only at run time leaves the output size open.
+    bool dynamicKernel = ShapedType::isDynamic(kernel[i]);
+    int64_t span =
+        dynamicKernel ? kDynamic : (kernel[i] - 1) * window.dilations[i] + 1;
     int64_t size;
     if (outputShape)
       size = (*outputShape)[i];
-    else if (ShapedType::isDynamic(in))
+    else if (ShapedType::isDynamic(in) || dynamicKernel)
       size = kDynamic;
     else if (window.autoPad == AutoPad::SameUpper ||
              window.autoPad == AutoPad::SameLower)
@@ -173,7 +215,8 @@ FailureOr<TransposedWindow> mlir::amp::semantics::resolveTransposedWindow(
     // The full transposed output has stride * (in - 1) + output_padding +
     // span elements; `padBegin` of them are cut at the start.
     int64_t begin = 0;
-    if (ShapedType::isDynamic(in) || ShapedType::isDynamic(size)) {
+    if (ShapedType::isDynamic(in) || ShapedType::isDynamic(size) ||
+        dynamicKernel) {
       begin = window.autoPad == AutoPad::SameUpper ||
                       window.autoPad == AutoPad::SameLower
                   ? kDynamic

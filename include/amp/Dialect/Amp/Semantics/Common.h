@@ -23,6 +23,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Twine.h"
+#include <limits>
 #include <optional>
 
 namespace mlir::amp::semantics {
@@ -41,10 +42,20 @@ toVector(std::optional<ArrayRef<int64_t>> values) {
   return SmallVector<int64_t>(values->begin(), values->end());
 }
 
-/// a * b, dynamic if either is.
+/// The size mulDims gives when a product is not a size: an operand is
+/// negative or the product overflows int64. No tensor has it, so the
+/// importer's largest-tensor cap refuses the type it ends up in.
+constexpr int64_t kInvalidDim = std::numeric_limits<int64_t>::max();
+
+/// a * b, dynamic if either is; kInvalidDim for a negative operand or an
+/// overflow (sizes come from files: no undefined behaviour on any value).
 inline int64_t mulDims(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) ? kDynamic
-                                                              : a * b;
+  if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b))
+    return kDynamic;
+  int64_t product;
+  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &product))
+    return kInvalidDim;
+  return product;
 }
 
 /// ceil(a / b) for b > 0 (any sign of a).

@@ -39,7 +39,8 @@ LogicalResult shape::inferRange(InferenceContext &ctx, Types &results) {
   if (failed(start) || failed(requireSameElementTypes(ctx, 0, 3)))
     return failure();
   for (unsigned i = 0; i < 3; ++i)
-    if (!ctx.getTensorType(i) || ctx.getTensorType(i).getNumElements() != 1)
+    if (!ctx.getTensorType(i) || !ctx.getTensorType(i).hasStaticShape() ||
+        ctx.getTensorType(i).getNumElements() != 1)
       return ctx.emitError("Range operands must be scalars");
   int64_t count = kDynamic;
   auto s = ctx.getConstantInts(0), l = ctx.getConstantInts(1),
@@ -47,9 +48,14 @@ LogicalResult shape::inferRange(InferenceContext &ctx, Types &results) {
   if (s && l && d) {
     if ((*d)[0] == 0)
       return ctx.emitError("Range delta must not be 0");
-    count = std::max<int64_t>(
-        0, static_cast<int64_t>(
-               std::ceil(static_cast<double>((*l)[0] - (*s)[0]) / (*d)[0])));
+    // In double: limit - start overflows int64 for extreme values, and a
+    // count beyond int64 is no size (the importer's cap refuses it).
+    double steps = std::ceil(
+        (static_cast<double>((*l)[0]) - static_cast<double>((*s)[0])) /
+        static_cast<double>((*d)[0]));
+    count = steps <= 0 ? 0
+            : steps >= 0x1p62 ? semantics::kInvalidDim
+                              : static_cast<int64_t>(steps);
   }
   results.push_back(tensorOf({count}, start->getElementType()));
   return success();

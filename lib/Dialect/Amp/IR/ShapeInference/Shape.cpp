@@ -424,10 +424,11 @@ LogicalResult shape::inferDepthToSpace(InferenceContext &ctx, int64_t b,
     return ctx.emitError("DepthToSpace expects a 4-d input and a positive "
                          "blocksize");
   int64_t c = x->getDimSize(1);
-  if (!ShapedType::isDynamic(c) && c % (b * b) != 0)
+  int64_t bb = mulDims(b, b);
+  if (!ShapedType::isDynamic(c) && c % bb != 0)
     return ctx.emitError("DepthToSpace channels must divide blocksize^2");
   results.push_back(tensorOf(
-      {x->getDimSize(0), ShapedType::isDynamic(c) ? kDynamic : c / (b * b),
+      {x->getDimSize(0), ShapedType::isDynamic(c) ? kDynamic : c / bb,
        mulDims(x->getDimSize(2), b), mulDims(x->getDimSize(3), b)},
       x->getElementType()));
   return success();
@@ -445,7 +446,7 @@ LogicalResult shape::inferSpaceToDepth(InferenceContext &ctx, int64_t b,
     return ShapedType::isDynamic(d) ? kDynamic : d / b;
   };
   results.push_back(
-      tensorOf({x->getDimSize(0), mulDims(x->getDimSize(1), b * b),
+      tensorOf({x->getDimSize(0), mulDims(x->getDimSize(1), mulDims(b, b)),
                 divide(x->getDimSize(2)), divide(x->getDimSize(3))},
                x->getElementType()));
   return success();
