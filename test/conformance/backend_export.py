@@ -119,14 +119,24 @@ def check_one(amp_opt, key, model_path, flags, out_dir, tolerance=(1e-3, 1e-5)):
         actual = _run(out, inputs)
     except Exception as error:  # noqa: BLE001
         return key, "failed", f"onnxruntime: {str(error).splitlines()[0][:200]}"
+    status, detail = compare_outputs(actual, expected, tolerance)
+    return key, status, detail
+
+
+def compare_outputs(actual, expected, tolerance):
+    """``(status, detail)`` of the exported model's outputs against the
+    original's: the same number of outputs (an export that drops one must
+    fail), then dtype, shape and values within ``tolerance`` (rtol, atol)."""
+    if len(actual) != len(expected):
+        return "failed", f"{len(actual)} outputs, the original has {len(expected)}"
     for i, (a, e) in enumerate(zip(actual, expected)):
         if a.dtype != e.dtype or a.shape != e.shape:
-            return key, "failed", f"output {i}: {a.dtype}{a.shape} vs {e.dtype}{e.shape}"
+            return "failed", f"output {i}: {a.dtype}{a.shape} vs {e.dtype}{e.shape}"
         if tolerance and not np.allclose(a, e, rtol=tolerance[0], atol=tolerance[1],
                                          equal_nan=True):
             err = np.max(np.abs(a.astype(np.float64) - e.astype(np.float64)))
-            return key, "inexact", f"output {i}: max abs error {err:.3g}"
-    return key, "passed", ""
+            return "inexact", f"output {i}: max abs error {err:.3g}"
+    return "passed", ""
 
 
 def main(argv=None):

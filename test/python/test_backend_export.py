@@ -87,3 +87,17 @@ def test_mixed_precision_export(amp_opt):
     for key in sorted(set(EXPORT_INEXACT) - set(inexact)):
         problems.append(f"now within fp16 tolerance (remove it from EXPORT_INEXACT): {key}")
     assert not problems, "\n".join(problems)
+
+
+def test_compare_outputs_catches_a_dropped_output():
+    """An export that loses an output fails, as does a wrong shape; equal
+    outputs pass (the comparison used to zip the lists, so a dropped output
+    passed)."""
+    import numpy as np
+
+    a, b = np.zeros((2, 3), np.float32), np.ones(4, np.int64)
+    assert backend_export.compare_outputs([a, b], [a, b], (1e-3, 1e-5)) == ("passed", "")
+    status, detail = backend_export.compare_outputs([a], [a, b], (1e-3, 1e-5))
+    assert status == "failed" and "1 outputs, the original has 2" in detail
+    status, _ = backend_export.compare_outputs([a.reshape(3, 2), b], [a, b], (1e-3, 1e-5))
+    assert status == "failed"

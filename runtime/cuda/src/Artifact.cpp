@@ -84,6 +84,10 @@ int64_t viewExtentBytes(int64_t offset, const std::vector<int64_t> &sizes,
     if (sizes[i] == 0)
       return 0;
     last += static_cast<__int128>(sizes[i] - 1) * strides[i];
+    // Each term is below 2^126; stopping once past int64 keeps the sum
+    // inside __int128 whatever the number of dimensions.
+    if (last > std::numeric_limits<int64_t>::max())
+      return -1;
   }
   __int128 bytes = (last + 1) * static_cast<__int128>(elem);
   if (bytes > std::numeric_limits<int64_t>::max())
@@ -482,6 +486,15 @@ std::string serializeArtifact(const Artifact &artifact) {
   header.u64(kHeaderSize + body.size());
   header.u64(fnv1a(body.data(), body.size()));
   return header.out + body;
+}
+
+void resealArtifact(std::string &bytes) {
+  if (bytes.size() < kHeaderSize)
+    return;
+  uint64_t size = bytes.size();
+  uint64_t hash = fnv1a(bytes.data() + kHeaderSize, size - kHeaderSize);
+  std::memcpy(&bytes[16], &size, 8);
+  std::memcpy(&bytes[24], &hash, 8);
 }
 
 bool parseArtifact(const std::string &bytes, Artifact &artifact,

@@ -160,6 +160,11 @@ struct Artifact {
 /// The file's bytes (header, section table, sections; FNV-1a checksum).
 std::string serializeArtifact(const Artifact &artifact);
 
+/// Rewrites the header's size and checksum to match `bytes` (for tests and
+/// fuzzing that edit a file on purpose and want the structural checks, not
+/// the checksum, to judge it). No-op below the header's size.
+void resealArtifact(std::string &bytes);
+
 /// Parses and validates (`validateArtifact`) a file's bytes. On failure
 /// returns false and sets `error` to what is wrong.
 bool parseArtifact(const std::string &bytes, Artifact &artifact,
