@@ -51,9 +51,9 @@ cmake_fuzzer() {
     cmake -G Ninja -S "$ROOT" -B "$FUZZ_BUILD" -DAMP_FUZZ=ON \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
       -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_C_COMPILER="$CC" \
-      -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir >/dev/null
+      -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir
   fi
-  ninja -C "$FUZZ_BUILD" -j "${AMP_JOBS:-2}" "$1-fuzzer" >/dev/null
+  ninja -C "$FUZZ_BUILD" -j "${AMP_JOBS:-2}" "$1-fuzzer"
   ln -sf "$FUZZ_BUILD/fuzz/$1-fuzzer" "$OUT/$1-fuzzer"
 }
 
@@ -86,7 +86,12 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-quarantine_size_mb=64:detect_leaks=1}"
 status=0
 for target in "${TARGETS[@]}"; do
   printf '== fuzz %s (%s s)\n' "$target" "$SECONDS_EACH" >&2
-  build "$target"
+  if ! build "$target" > "$OUT/$target-build.log" 2>&1; then
+    status=1
+    echo "fuzz target '$target' does not build; see $OUT/$target-build.log" >&2
+    grep -E "error|FAILED" "$OUT/$target-build.log" | head -5 >&2 || true
+    continue
+  fi
   scratch="$OUT/$target-corpus"
   mkdir -p "$scratch" "$OUT/$target-crashes"
   # Corpus: the repository's seeds (read only) and the scratch folder.
