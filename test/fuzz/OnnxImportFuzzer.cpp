@@ -23,7 +23,6 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/Support/FileSystem.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -39,18 +38,6 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
 #endif
 
 #ifdef AMP_FUZZ_ROUNDTRIP
-/// A per-process scratch file for the writer.
-static const std::string &scratchPath() {
-  static const std::string path = [] {
-    llvm::SmallString<128> name;
-    if (llvm::sys::fs::createTemporaryFile("amp-fuzz-roundtrip", "onnx",
-                                           name))
-      std::abort();
-    return std::string(name);
-  }();
-  return path;
-}
-
 static void roundTrip(amp_fuzz::FuzzContext &context, ModuleOp module) {
   PassManager pm(&context.get(), ModuleOp::getOperationName(),
                  OpPassManager::Nesting::Implicit);
@@ -68,16 +55,17 @@ static void roundTrip(amp_fuzz::FuzzContext &context, ModuleOp module) {
   }
   if (failed(verify(module)))
     std::abort();
+  // In memory: writing a file would register LLVM's remove-on-signal
+  // handlers, which replace libFuzzer's (a later crash would then end the
+  // process without a report or a saved input).
   context.resetErrors();
-  if (failed(amp::exportToONNXFile(module, scratchPath()))) {
+  std::string bytes;
+  if (failed(amp::exportToONNXBuffer(module, bytes))) {
     if (context.errors() == 0)
       std::abort();
     return;
   }
-  amp::ONNXImportOptions options;
-  options.limits = amp_fuzz::fuzzLimits();
-  OwningOpRef<ModuleOp> again =
-      amp::importONNXFile(scratchPath(), &context.get(), options);
+  OwningOpRef<ModuleOp> again = amp_fuzz::importChecked(context, bytes);
   // What amp wrote, amp reads.
   if (!again || failed(verify(*again)))
     std::abort();

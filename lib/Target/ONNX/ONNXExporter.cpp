@@ -229,7 +229,17 @@ public:
   ONNXExporter(ModuleOp module, const ONNXExportOptions &options)
       : module(module), options(options) {}
 
+  /// Writes the model (and its external data, if any) to `path`.
   LogicalResult run(StringRef path);
+  /// Serialises the model into `bytes`, every weight inline.
+  LogicalResult runToBuffer(std::string &bytes);
+
+private:
+  /// The ModelProto of the module; weights of resources stay deferred (in
+  /// `initializers`) until the caller places them.
+  LogicalResult buildModel(onnx::ModelProto &model);
+
+public:
   int64_t getOpset() const { return opset; }
 
 private:
@@ -902,14 +912,13 @@ LogicalResult ONNXExporter::placeInitializerData(
   return success();
 }
 
-LogicalResult ONNXExporter::run(StringRef path) {
+LogicalResult ONNXExporter::buildModel(onnx::ModelProto &model) {
   SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
   if (funcs.size() != 1)
     return module.emitError("cannot export: expected one function (the "
                             "graph), found ")
            << funcs.size();
 
-  onnx::ModelProto model;
   int64_t irVersion = 0;
   if (auto ir = module->getAttrOfType<IntegerAttr>("amp.ir_version"))
     irVersion = ir.getInt();
@@ -963,6 +972,34 @@ LogicalResult ONNXExporter::run(StringRef path) {
   if (failed(exportFunction(funcs.front(), graph)))
     return failure();
   removeUnusedInitializers();
+  return success();
+}
+
+LogicalResult ONNXExporter::runToBuffer(std::string &bytes) {
+  onnx::ModelProto model;
+  if (failed(buildModel(model)))
+    return failure();
+  int64_t total = 0;
+  for (Initializer &init : initializers) {
+    if (init.deferred) {
+      init.tensor->set_raw_data(init.deferred->data(), init.deferred->size());
+      init.deferred.reset();
+    }
+    total += init.tensor->raw_data().size();
+  }
+  if (options.externalData || total > 1800LL * 1000 * 1000)
+    return module.emitError("cannot export to memory: the weights need "
+                            "external data (write a file instead)");
+  bytes.clear();
+  if (!model.SerializeToString(&bytes))
+    return module.emitError("cannot serialise the model");
+  return success();
+}
+
+LogicalResult ONNXExporter::run(StringRef path) {
+  onnx::ModelProto model;
+  if (failed(buildModel(model)))
+    return failure();
 
   std::unique_ptr<llvm::ToolOutputFile> data;
   if (failed(placeInitializerData(path, data)))
@@ -990,4 +1027,9 @@ LogicalResult ONNXExporter::run(StringRef path) {
 LogicalResult mlir::amp::exportToONNXFile(ModuleOp module, StringRef path,
                                           const ONNXExportOptions &options) {
   return ONNXExporter(module, options).run(path);
+}
+
+LogicalResult mlir::amp::exportToONNXBuffer(ModuleOp module, std::string &bytes,
+                                            const ONNXExportOptions &options) {
+  return ONNXExporter(module, options).runToBuffer(bytes);
 }

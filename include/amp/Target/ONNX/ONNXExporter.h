@@ -36,6 +36,11 @@ struct ONNXExportOptions {
 LogicalResult exportToONNXFile(ModuleOp module, llvm::StringRef path,
                                const ONNXExportOptions &options = {});
 
+/// The same model serialised into `bytes`, every weight inline (an error if
+/// the weights need external data).
+LogicalResult exportToONNXBuffer(ModuleOp module, std::string &bytes,
+                                 const ONNXExportOptions &options = {});
+
 } // namespace mlir::amp
 
 #endif // AMP_TARGET_ONNX_ONNXEXPORTER_H
