@@ -158,3 +158,27 @@ def test_policy_file_with_a_bad_escape(amp_opt, tmp_path):
     proc = amp_opt.run(model, "-o", tmp_path / "out.mlir", f"--amp-policy={policy}")
     assert proc.returncode == 1, describe_failure(proc)
     assert "policy file" in proc.stderr
+
+
+def test_einsum_equation_bytes(amp_opt, tmp_path):
+    """Byte 0xff in an equation was DenseMap's empty key (an assertion)."""
+    node = helper.make_node("Einsum", ["a", "b"], ["y"], name="e", equation="ij,jk->ik")
+    node.attribute[0].s = b"i\xff,jk->ik"
+    model = model_of([node], [info("a", [2, 3]), info("b", [3, 4])], [info("y", None)])
+    expect_error(amp_opt, tmp_path, model, "node 'e'", "einsum equation has the character 0xFF")
+
+
+def test_shape_operand_length_as_rank(amp_opt, tmp_path):
+    """Expand's shape input declared with 2^31 entries sized a 16 GiB vector."""
+    model = model_of([helper.make_node("Expand", ["x", "s"], ["y"], name="grow")],
+                     [info("x", [2]), info("s", [1 << 31], TensorProto.INT64)],
+                     [info("y", None)])
+    expect_error(amp_opt, tmp_path, model, "node 'grow'",
+                 "Expand shape has 2147483648 entries, more than the largest rank amp takes")
+
+
+def test_runtime_axes_longer_than_the_rank(amp_opt, tmp_path):
+    node = helper.make_node("ReduceSum", ["x", "axes"], ["y"], name="r", keepdims=0)
+    model = model_of([node], [info("x", [2, 3]), info("axes", [5], TensorProto.INT64)],
+                     [info("y", None)])
+    expect_error(amp_opt, tmp_path, model, "node 'r'", "reduction axes lists 5 axes")

@@ -29,6 +29,9 @@ LogicalResult shape::inferConstantOfShape(InferenceContext &ctx,
   if (shapeType->isDynamicDim(0))
     return ctx.emitError("ConstantOfShape shape must be constant or have a "
                          "static length");
+  if (failed(checkRankFromLength(ctx, shapeType->getDimSize(0),
+                                 "ConstantOfShape shape")))
+    return failure();
   results.push_back(tensorOf(
       SmallVector<int64_t>(shapeType->getDimSize(0), kDynamic), elementType));
   return success();

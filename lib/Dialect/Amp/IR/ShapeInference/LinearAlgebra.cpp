@@ -47,6 +47,14 @@ LogicalResult shape::inferEinsum(InferenceContext &ctx, StringRef equationAttr,
   for (char c : equationAttr)
     if (c != ' ')
       equation.push_back(c);
+  // Letters index the maps below: any other byte (0xff is DenseMap's empty
+  // key) is refused first.
+  for (char c : equation)
+    if (!llvm::isAlpha(c) && !StringRef(",->.").contains(c))
+      return ctx.emitError(
+          "einsum equation has the character 0x" +
+          llvm::utohexstr(static_cast<unsigned char>(c)) +
+          "; only letters, ',', '->' and '...' are allowed");
   if (ctx.getNumOperands() == 0 || failed(requireTensor(ctx, 0)) ||
       failed(requireSameElementTypes(ctx, 0, ctx.getNumOperands())))
     return failure();

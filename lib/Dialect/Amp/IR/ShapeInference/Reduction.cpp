@@ -30,6 +30,11 @@ LogicalResult shape::inferReduce(InferenceContext &ctx,
       if (axesType.getRank() != 1 || axesType.isDynamicDim(0))
         return ctx.emitError("reduction axes must be constant, or have a "
                              "static length when keepdims is 0");
+      if (axesType.getDimSize(0) > rank)
+        return ctx.emitError("reduction axes lists " +
+                             llvm::Twine(axesType.getDimSize(0)) +
+                             " axes, more than the input's rank " +
+                             llvm::Twine(rank));
       results.push_back(tensorOf(
           SmallVector<int64_t>(rank - axesType.getDimSize(0), kDynamic),
           elementType));

@@ -46,6 +46,9 @@ LogicalResult shape::inferReshape(InferenceContext &ctx, bool allowZero,
     if (shapeType->isDynamicDim(0))
       return ctx.emitError(
           "Reshape 'shape' must be constant or have a static length");
+    if (failed(checkRankFromLength(ctx, shapeType->getDimSize(0),
+                                   "Reshape 'shape'")))
+      return failure();
     results.push_back(
         tensorOf(SmallVector<int64_t>(shapeType->getDimSize(0), kDynamic),
                  x->getElementType()));
@@ -355,6 +358,9 @@ LogicalResult shape::inferExpand(InferenceContext &ctx, Types &results) {
     if (shapeType->getRank() != 1 || shapeType->isDynamicDim(0))
       return ctx.emitError("Expand shape must be constant or have a static "
                            "length");
+    if (failed(checkRankFromLength(ctx, shapeType->getDimSize(0),
+                                   "Expand shape")))
+      return failure();
     int64_t rank = std::max<int64_t>(x->getRank(), shapeType->getDimSize(0));
     results.push_back(
         tensorOf(SmallVector<int64_t>(rank, kDynamic), x->getElementType()));

@@ -28,6 +28,22 @@ using semantics::floorDiv;
 using semantics::kDynamic;
 using semantics::mulDims;
 
+/// The largest rank a result may take from the static length of a shape
+/// operand (Reshape, Expand, ConstantOfShape): far above any model, and it
+/// keeps a length declared in a file from sizing a huge vector.
+constexpr int64_t kMaxRankFromLength = 1024;
+
+/// Fails with a message when `length` (a shape operand's static length)
+/// exceeds kMaxRankFromLength.
+inline LogicalResult checkRankFromLength(InferenceContext &ctx,
+                                         int64_t length, StringRef what) {
+  if (length > kMaxRankFromLength)
+    return ctx.emitError(what + " has " + llvm::Twine(length) +
+                         " entries, more than the largest rank amp takes (" +
+                         llvm::Twine(kMaxRankFromLength) + ")");
+  return success();
+}
+
 /// Prints a type for a diagnostic.
 std::string typeToString(Type type);
 
