@@ -3,7 +3,9 @@
 #ifndef AMP_LIB_TARGET_ONNX_ONNXIMPORTERINTERNAL_H
 #define AMP_LIB_TARGET_ONNX_ONNXIMPORTERINTERNAL_H
 
+#include "amp/Target/ONNX/ONNXImporter.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -50,6 +52,13 @@ struct PendingOp {
 
 /// The amp op name for an ONNX op type, if amp models it.
 std::optional<llvm::StringRef> lookupAmpOpName(llvm::StringRef onnxOpType);
+
+/// Imports a parsed model (ONNXImporter.cpp); `path` names it in messages
+/// and locates external data. Returns null after emitting diagnostics.
+OwningOpRef<ModuleOp> importModelProto(onnx::ModelProto &model,
+                                       llvm::StringRef path,
+                                       MLIRContext *context,
+                                       const ONNXImportOptions &options);
 
 /// The version of `opType` that `opset` selects (its newest version not
 /// above the opset), or std::nullopt for op types ONNX does not define.
