@@ -1,7 +1,8 @@
 """Helpers for amp's pytest suite: running amp-opt and reading the MLIR it prints."""
 
+import functools
 import importlib
-import json
+import importlib.util
 import os
 import re
 import resource
@@ -144,24 +145,46 @@ def outer_values_used(region_text):
 
 DEBIAN_PYTHON = "/usr/bin/python3"
 SHARED_EXPORTS = "/tmp/amp-models/opset17"  # export_torch.py's shared cache
+MODELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models",
+                          "amp_testmodels")
+
+
+@functools.lru_cache(maxsize=None)
+def _export_cache():
+    """test/models/amp_testmodels/export_cache.py (it imports no torch)."""
+    spec = importlib.util.spec_from_file_location(
+        "amp_export_cache", os.path.join(MODELS_DIR, "export_cache.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def cached_export(folder, name, opset=17, dynamic_batch=False, fp16_range=False):
+    """The path of ``folder``'s export of ``name`` by export_torch.py with
+    exactly these options, or None. The entry's keys are checked
+    (export_cache.py): made from the current exporter sources under
+    Debian's torch, and the file is the one the exporter wrote; a stale
+    export or another file under the right name is not reused."""
+    options = {"opset": opset, "dynamic_batch": bool(dynamic_batch),
+               "fp16_range": bool(fp16_range)}
+    entry = _export_cache().verified_entry(folder, name, "export_torch", options,
+                                           python=DEBIAN_PYTHON)
+    return entry["path"] if entry else None
+
+
+def cached_dynamic_export(folder, name, opset):
+    """``folder``'s manifest entry (with ``path``) for export_dynamic.py's
+    ``name`` at ``opset``, checked like :func:`cached_export`, or None."""
+    return _export_cache().verified_entry(folder, name, "export_dynamic", {"opset": opset},
+                                          python=DEBIAN_PYTHON)
 
 
 def plain_export(folder, name, opset=17):
     """The path of a plain export of ``name`` (export_torch.py without
-    ``--dynamic-batch`` or ``--fp16-range``) that ``folder``'s manifest
-    lists at ``opset``, or None. The shared cache may hold the other
-    variants; tests whose bounds were measured on plain exports must not
-    take them."""
-    try:
-        with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
-            entry = json.load(f).get(name)
-    except (OSError, ValueError):
-        return None
-    if not entry or entry.get("dynamic_batch") or entry.get("fp16_range") \
-            or entry.get("opset") != opset:
-        return None
-    path = os.path.join(folder, entry["file"])
-    return path if os.path.exists(path) else None
+    ``--dynamic-batch`` or ``--fp16-range``) in ``folder``, or None. The
+    shared cache may hold the other variants; tests whose bounds were
+    measured on plain exports must not take them."""
+    return cached_export(folder, name, opset)
 
 
 def has_debian_torch():

@@ -42,12 +42,12 @@ fails as XPASS until its entry is removed). The measured errors are printed
 as one table by the last test.
 
 Exports are cached in ``/tmp/amp-models/dynamic-opset<N>`` (reused when its
-``manifest.json`` lists the model with the current ``MODELS_VERSION``),
+``manifest.json`` entry passes export_cache.py's checks: current exporter
+sources and torch, the file's hash),
 otherwise made once per module in the pytest tmp dir (about 3 s per opset).
 The module takes about 2 minutes on two cores.
 """
 
-import json
 import os
 import re
 import subprocess
@@ -57,12 +57,11 @@ import numpy as np
 import onnxruntime as ort  # a missing onnxruntime is an error, not a skip
 import pytest
 
-from amp_test_utils import DEBIAN_PYTHON, has_debian_torch
+from amp_test_utils import DEBIAN_PYTHON, cached_dynamic_export, has_debian_torch
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXPORT_SCRIPT = os.path.join(REPO, "test", "models", "amp_testmodels", "export_dynamic.py")
 SHARED_EXPORTS = "/tmp/amp-models/dynamic-opset{opset}"
-MODELS_VERSION = 1  # export_dynamic.MODELS_VERSION (that module needs torch)
 
 MODELS = ("bert_dyn", "distilbert_dyn", "gpt2_dyn", "t5_encoder_dyn")
 OPSETS = (14, 17)
@@ -111,15 +110,8 @@ def cases():
 
 
 def listed(folder, name, opset):
-    try:
-        with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
-            entry = json.load(f).get(name)
-    except (OSError, ValueError):
-        return None
-    if (not entry or entry.get("opset") != opset or entry.get("version") != MODELS_VERSION
-            or not os.path.exists(os.path.join(folder, entry["file"]))):
-        return None
-    return entry
+    """``folder``'s checked manifest entry for ``name`` (amp_test_utils.cached_dynamic_export)."""
+    return cached_dynamic_export(folder, name, opset)
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +133,7 @@ def exports(tmp_path_factory):
             for m in MODELS:
                 entry = listed(folder, m, opset)
                 assert entry, f"export_dynamic.py did not export {m} at opset {opset}"
-                found[(m, opset)] = (os.path.join(folder, entry["file"]), entry)
+                found[(m, opset)] = (entry["path"], entry)
         return found[(model, opset)]
 
     return get

@@ -89,7 +89,6 @@ the LLVM module); without the caches, the two exports add about 2.5 minutes
 each.
 """
 
-import json
 import os
 import re
 import subprocess
@@ -100,7 +99,7 @@ import onnx
 import onnxruntime as ort  # the reference: a missing onnxruntime is an error, not a skip
 import pytest
 
-from amp_test_utils import DEBIAN_PYTHON, has_debian_torch
+from amp_test_utils import DEBIAN_PYTHON, cached_export, has_debian_torch
 from onnx import helper
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -202,18 +201,12 @@ def output_file(folder, name):
 
 
 def listed(folder, name, dynamic_batch=False):
-    """Whether ``folder``'s manifest lists an opset-17 export of ``name`` that
-    exists, with a dynamic batch axis or not as asked, and with calibrated
-    BatchNorm statistics (``--fp16-range``) for :data:`FP16_RANGE_MODELS`."""
-    try:
-        with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
-            entry = json.load(f).get(name)
-    except (OSError, ValueError):
-        return False
-    return (bool(entry) and entry.get("opset") == OPSET
-            and bool(entry.get("dynamic_batch")) == dynamic_batch
-            and bool(entry.get("fp16_range")) == (name in FP16_RANGE_MODELS)
-            and os.path.exists(os.path.join(folder, entry["file"])))
+    """Whether ``folder`` holds a checked opset-17 export of ``name``
+    (amp_test_utils.cached_export), with a dynamic batch axis or not as
+    asked, and with calibrated BatchNorm statistics (``--fp16-range``) for
+    :data:`FP16_RANGE_MODELS`."""
+    return cached_export(folder, name, OPSET, dynamic_batch=dynamic_batch,
+                         fp16_range=name in FP16_RANGE_MODELS) is not None
 
 
 def expose_features(source, target):

@@ -28,7 +28,7 @@ import subprocess
 
 import pytest
 
-from amp_test_utils import has_debian_torch
+from amp_test_utils import has_debian_torch, plain_export
 
 from amp_testmodels import upgrade_opset
 
@@ -86,16 +86,8 @@ def exported(tmp_path_factory):
 
 
 def _listed(folder, model, opset):
-    try:
-        with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
-            entry = json.load(f).get(model)
-    except (OSError, ValueError):
-        return False
-    # A plain export: not one with --dynamic-batch or --fp16-range.
-    if not entry or entry.get("dynamic_batch") or entry.get("fp16_range"):
-        return False
-    return entry.get("opset") == opset and os.path.exists(
-        os.path.join(folder, entry["file"]))
+    """Whether ``folder`` holds a checked plain export of ``model`` at ``opset``."""
+    return plain_export(str(folder), model, opset) is not None
 
 
 def _check_import(amp_opt, model_path, tmp_path, model, record_property, form):

@@ -66,11 +66,9 @@ import warnings
 
 import torch
 
+import export_cache
 from export_torch import load_manifest, save_manifest
 from torch import nn
-
-# Bumped whenever a model changes, so that a stale cached export is not reused.
-MODELS_VERSION = 1
 
 MIN_OPSET = 13
 MAX_OPSET = 17  # Highest opset supported by the torch 1.13 TorchScript exporter.
@@ -539,10 +537,11 @@ def export_model(name, out_dir, opset):
         torch.onnx.export(model, inputs, path, opset_version=opset, do_constant_folding=True,
                           input_names=list(INPUT_NAMES), output_names=list(output_names),
                           dynamic_axes=dynamic_axes)
-    return {"opset": opset, "file": os.path.basename(path), "bytes": os.path.getsize(path),
-            "version": MODELS_VERSION, "vocab": VOCAB, "max_positions": MAX_POSITIONS,
-            "outputs": list(output_names), "dynamic_axes": dynamic_axes,
-            "export_seconds": round(time.perf_counter() - start, 2)}
+    entry = {"opset": opset, "file": os.path.basename(path), "bytes": os.path.getsize(path),
+             "vocab": VOCAB, "max_positions": MAX_POSITIONS,
+             "outputs": list(output_names), "dynamic_axes": dynamic_axes,
+             "export_seconds": round(time.perf_counter() - start, 2)}
+    return export_cache.stamp(entry, path, "export_dynamic", name, {"opset": opset})
 
 
 def main(argv=None):

@@ -9,8 +9,10 @@ the exported file is summarised with a minimal protobuf wire-format reader.
 Every model is built after ``torch.manual_seed(0)``, put in eval mode and
 exported with batch 1, static shapes and ``do_constant_folding=True`` to
 ``OUT/<name>.onnx``. A ``manifest.json`` in ``OUT`` records, per model, the
-opset, file size, top-level node count and op-type histogram, and the two
-options below.
+opset, file size, top-level node count and op-type histogram, the two
+options below, and the keys ``export_cache.py`` checks before a test reuses
+the file (the exporter's sources, torch's version, the options, the
+file's sha256).
 
 ``--dynamic-batch`` exports the first axis of every input and output as the
 dynamic ``batch`` axis (``dynamic_axes``), traced with the example input
@@ -39,6 +41,8 @@ import warnings
 import torch
 import torchvision
 from torch import nn
+
+import export_cache
 
 MIN_OPSET = 13
 MAX_OPSET = 17  # Highest opset supported by the torch 1.13 TorchScript exporter.
@@ -302,7 +306,7 @@ def export_model(name, out_dir, opset, dynamic_batch=False, fp16_range=False):
         dynamic_axes=dynamic_axes,
     )
     histogram = op_histogram(path)
-    return {
+    entry = {
         "opset": opset,
         "dynamic_batch": dynamic_batch,
         "fp16_range": fp16_range and name in FP16_RANGE_MODELS,
@@ -312,6 +316,15 @@ def export_model(name, out_dir, opset, dynamic_batch=False, fp16_range=False):
         "export_seconds": round(time.perf_counter() - start, 2),
         "op_types": dict(sorted(histogram.items())),
     }
+    return export_cache.stamp(entry, path, "export_torch", name,
+                              cache_options(opset, dynamic_batch, fp16_range and
+                                            name in FP16_RANGE_MODELS))
+
+
+def cache_options(opset, dynamic_batch=False, fp16_range=False):
+    """The options an export's cache key covers (see export_cache.py)."""
+    return {"opset": opset, "dynamic_batch": bool(dynamic_batch),
+            "fp16_range": bool(fp16_range)}
 
 
 def parse_args(argv):
