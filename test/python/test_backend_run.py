@@ -38,7 +38,7 @@ MIN_DEBIAN_CASES = 932
 # Imported node tests that are run (the rest are in backend_import_xfail.txt).
 MIN_RUN = 2006
 # Tests that pass, per mode.
-MIN_PASSED = {"fp32": 1618, "fp16": 1623, "bf16": 1628}
+MIN_PASSED = {"fp32": 1731, "fp16": 1736, "bf16": 1741}
 
 
 def _run(amp_run, *args, timeout=3600, env=None):

@@ -3,6 +3,7 @@
 #include "LoweringUtils.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::amp::lowering {
 
@@ -67,23 +68,76 @@ Value buildArgReduce(OpBuilder &b, Location loc, Value input, int64_t axis,
 
 namespace {
 
-/// The axes of a reduction op (op-semantics helper); `std::nullopt` for a
-/// no-op reduction.
+/// Whether a Reduce* op's axes are known when it is lowered: absent, a
+/// constant, or a tensor of static length 0 (an empty list whatever its
+/// values). Other axes are read at run time.
+bool hasCompileTimeAxes(Value axesOperand) {
+  if (isNone(axesOperand) || succeeded(getConstantInts(axesOperand)))
+    return true;
+  auto type = dyn_cast<RankedTensorType>(axesOperand.getType());
+  return type && type.getRank() == 1 && type.getDimSize(0) == 0;
+}
+
+/// The compile-time axes of a reduction op (op-semantics helper);
+/// `std::nullopt` for a no-op reduction.
 FailureOr<std::optional<SmallVector<int64_t>>>
 getReduceAxes(Operation *op, Value axesOperand, int64_t rank,
               const semantics::ReduceAttrs &attrs) {
   SmallVector<int64_t> axes;
   if (!isNone(axesOperand)) {
     FailureOr<SmallVector<int64_t>> values = getConstantInts(axesOperand);
-    if (failed(values)) {
-      (void)notLowerable(op, "the axes input is not a constant");
-      return failure();
-    }
-    axes = *values;
+    if (succeeded(values))
+      axes = *values;
   }
   return semantics::resolveReduceAxes(
       rank, axes, attrs,
       [&](const Twine &message) { (void)op->emitError(message); });
+}
+
+/// Which dimensions of a rank-`rank` input the run-time `axes` (a 1-D
+/// integer tensor) name, as i1 scalars: an axis is counted modulo the
+/// rank's sign convention (negative axes count from the back). An empty
+/// list names every dimension unless `noopWithEmptyAxes`.
+SmallVector<Value> getRuntimeAxisFlags(OpBuilder &b, Location loc, Value axes,
+                                       int64_t rank, bool noopWithEmptyAxes) {
+  MLIRContext *context = b.getContext();
+  auto flagsType = RankedTensorType::get({rank}, b.getI1Type());
+  Value flags = filledTensor(b, loc, flagsType, {},
+                             constantScalar(b, loc, b.getI1Type(), 0));
+  // flags[i] |= (axes[j] + (axes[j] < 0 ? rank : 0)) == i over (i, j).
+  flags =
+      b.create<linalg::GenericOp>(
+           loc, TypeRange{flagsType}, ValueRange{axes}, ValueRange{flags},
+           SmallVector<AffineMap>{
+               AffineMap::get(2, 0, {getAffineDimExpr(1, context)}, context),
+               AffineMap::get(2, 0, {getAffineDimExpr(0, context)}, context)},
+           SmallVector<utils::IteratorType>{utils::IteratorType::parallel,
+                                            utils::IteratorType::reduction},
+           [&](OpBuilder &nb, Location l, ValueRange args) {
+             Value axis = nb.create<arith::IndexCastOp>(l, nb.getIndexType(),
+                                                        args[0]);
+             axis = wrapIndex(nb, l, axis,
+                              nb.create<arith::ConstantIndexOp>(l, rank));
+             Value named = nb.create<arith::CmpIOp>(
+                 l, arith::CmpIPredicate::eq, axis,
+                 nb.create<linalg::IndexOp>(l, 0));
+             nb.create<linalg::YieldOp>(
+                 l, ValueRange{nb.create<arith::OrIOp>(l, args[1], named)});
+           })
+          .getResult(0);
+  Value all;
+  if (!noopWithEmptyAxes)
+    all = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                  b.create<tensor::DimOp>(loc, axes, 0),
+                                  b.create<arith::ConstantIndexOp>(loc, 0));
+  SmallVector<Value> result;
+  for (int64_t i = 0; i < rank; ++i) {
+    Value flag = b.create<tensor::ExtractOp>(
+        loc, flags, ValueRange{b.create<arith::ConstantIndexOp>(loc, i)});
+    result.push_back(all ? b.create<arith::OrIOp>(loc, flag, all).getResult()
+                         : flag);
+  }
+  return result;
 }
 
 enum class ReduceKind {
@@ -111,22 +165,13 @@ struct ReduceOpLowering : public OpConversionPattern<OpTy> {
     Value input = adaptor.getData();
     auto inputType = cast<RankedTensorType>(input.getType());
     int64_t rank = inputType.getRank();
-    auto axes =
-        getReduceAxes(op, op.getAxes(), rank, semantics::ReduceAttrs::get(op));
-    if (failed(axes))
-      return failure();
+    semantics::ReduceAttrs attrs = semantics::ReduceAttrs::get(op);
     RankedTensorType resultType =
         convertedResultType(this->getTypeConverter(), op);
     Type storage = inputType.getElementType();
-    bool isUnsigned = isUnsignedInt(getElementTypeOrSelf(op.getData()));
-    if (!*axes) {
-      // noop_with_empty_axes: the input, converted like the reduction's
-      // elementwise part.
-      rewriter.replaceOp(
-          op, convertTensor(rewriter, loc, input, resultType.getElementType()));
-      return success();
-    }
-    ArrayRef<int64_t> reduceAxes = **axes;
+    // Booleans order as unsigned (true > false): Max is any, Min is all.
+    bool isUnsigned = isUnsignedInt(getElementTypeOrSelf(op.getData())) ||
+                      storage.isInteger(1);
     Type acc = accumulatorType(op, storage);
     bool isFloat = isa<FloatType>(storage);
     Value init;
@@ -183,52 +228,177 @@ struct ReduceOpLowering : public OpConversionPattern<OpTy> {
         return x;
       }
     };
+    // The final scalar step (`count`: the number of elements reduced, for
+    // Mean), rounded once to the result type.
+    auto finish = [&](Value reduced, Value count) {
+      auto outType = withElementType(reduced, resultType.getElementType());
+      return buildElementwise(
+          rewriter, loc, {reduced}, outType,
+          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+            Value x = args[0];
+            switch (kind) {
+            case ReduceKind::Mean:
+              if (isFloat)
+                return b.create<arith::DivFOp>(l, x, count);
+              return isUnsigned
+                         ? b.create<arith::DivUIOp>(
+                                l, x,
+                                convertScalar(b, l, count, x.getType(), false,
+                                              true))
+                               .getResult()
+                         : b.create<arith::DivSIOp>(
+                                l, x,
+                                convertScalar(b, l, count, x.getType(), false,
+                                              false))
+                               .getResult();
+            case ReduceKind::L2:
+              if (isFloat)
+                return b.create<math::SqrtOp>(l, x);
+              return convertScalar(
+                  b, l,
+                  b.create<math::SqrtOp>(
+                      l, convertScalar(b, l, x, b.getF64Type(), isUnsigned,
+                                       false)),
+                  x.getType(), false, isUnsigned);
+            case ReduceKind::LogSum:
+            case ReduceKind::LogSumExp:
+              return b.create<math::LogOp>(l, x);
+            default:
+              return x;
+            }
+          },
+          isUnsigned);
+    };
+
+    if (!hasCompileTimeAxes(op.getAxes())) {
+      rewriter.replaceOp(op, reduceOverRuntimeAxes(rewriter, loc, input,
+                                                   adaptor.getAxes(), attrs,
+                                                   resultType, acc, isUnsigned,
+                                                   init, combine, map, finish));
+      return success();
+    }
+    auto axes = getReduceAxes(op, op.getAxes(), rank, attrs);
+    if (failed(axes))
+      return failure();
+    if (!*axes) {
+      // noop_with_empty_axes: the input, converted like the reduction's
+      // elementwise part.
+      rewriter.replaceOp(
+          op, convertTensor(rewriter, loc, input, resultType.getElementType()));
+      return success();
+    }
+    ArrayRef<int64_t> reduceAxes = **axes;
     Value reduced = buildReduction(rewriter, loc, input, reduceAxes, acc, init,
                                    combine, map);
-    // Final scalar step, then round once to the result type.
     Value count;
     if (kind == ReduceKind::Mean)
       count = countOver(rewriter, loc, input, reduceAxes, acc);
-    auto outType = withElementType(reduced, resultType.getElementType());
-    Value result = buildElementwise(
-        rewriter, loc, {reduced}, outType,
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          Value x = args[0];
-          switch (kind) {
-          case ReduceKind::Mean:
-            if (isFloat)
-              return b.create<arith::DivFOp>(l, x, count);
-            return isUnsigned
-                       ? b.create<arith::DivUIOp>(l, x,
-                                                  convertScalar(b, l, count,
-                                                                x.getType(),
-                                                                false, true))
-                             .getResult()
-                       : b.create<arith::DivSIOp>(l, x,
-                                                  convertScalar(b, l, count,
-                                                                x.getType(),
-                                                                false, false))
-                             .getResult();
-          case ReduceKind::L2:
-            if (isFloat)
-              return b.create<math::SqrtOp>(l, x);
-            return convertScalar(
-                b, l,
-                b.create<math::SqrtOp>(l, convertScalar(b, l, x, b.getF64Type(),
-                                                        isUnsigned, false)),
-                x.getType(), false, isUnsigned);
-          case ReduceKind::LogSum:
-          case ReduceKind::LogSumExp:
-            return b.create<math::LogOp>(l, x);
-          default:
-            return x;
-          }
-        },
-        isUnsigned);
+    Value result = finish(reduced, count);
     if (op.getKeepdims() != 0)
       result = keepDims(rewriter, loc, result, rank, reduceAxes);
     rewriter.replaceOp(op, result);
     return success();
+  }
+
+private:
+  /// A reduction whose axes are read at run time. The rank is static, so
+  /// the input (after the elementwise `map`) is reduced one dimension at a
+  /// time, each reduction under an scf.if on whether the axes name that
+  /// dimension; the dimensions stay (size 1) until the end, where
+  /// keepdims = 0 reshapes them away with sizes computed from the flags.
+  /// Composing per-dimension reductions gives the same result as one
+  /// reduction up to the order of the accumulation.
+  template <typename Combine, typename Map, typename Finish>
+  static Value reduceOverRuntimeAxes(OpBuilder &b, Location loc, Value input,
+                                     Value axes,
+                                     const semantics::ReduceAttrs &attrs,
+                                     RankedTensorType resultType, Type acc,
+                                     bool isUnsigned, Value init,
+                                     Combine &combine, Map &map,
+                                     Finish &finish) {
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = inputType.getRank();
+    SmallVector<Value> flags =
+        getRuntimeAxisFlags(b, loc, axes, rank, attrs.noopWithEmptyAxes);
+    auto dynamicType =
+        RankedTensorType::get(SmallVector<int64_t>(rank, ShapedType::kDynamic), acc);
+    Value current =
+        buildElementwise(b, loc, {input}, inputType.clone(acc), map, isUnsigned);
+    current = b.create<tensor::CastOp>(loc, dynamicType, current);
+    Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+    Value count = one;
+    for (int64_t i = 0; i < rank; ++i) {
+      Value dim = b.create<tensor::DimOp>(loc, input, i);
+      count = b.create<arith::MulIOp>(
+          loc, count, b.create<arith::SelectOp>(loc, flags[i], dim, one));
+      Value source = current;
+      auto branch = b.create<scf::IfOp>(
+          loc, flags[i],
+          [&](OpBuilder &then, Location l) {
+            Value reduced =
+                buildReduction(then, l, source, {i}, acc, init, combine);
+            reduced = keepDims(then, l, reduced, rank, {i});
+            then.create<scf::YieldOp>(
+                l, ValueRange{
+                       then.create<tensor::CastOp>(l, dynamicType, reduced)});
+          },
+          [&](OpBuilder &otherwise, Location l) {
+            otherwise.create<scf::YieldOp>(l, ValueRange{source});
+          });
+      current = branch.getResult(0);
+    }
+    Value countValue = convertScalar(
+        b, loc, b.create<arith::IndexCastOp>(loc, b.getI64Type(), count),
+        getComputeType(acc), false, false);
+    Value result = finish(current, countValue);
+    if (attrs.keepDims) {
+      if (attrs.noopWithEmptyAxes) {
+        // An empty list at run time: the input, converted.
+        Value empty = b.create<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::eq,
+            b.create<tensor::DimOp>(loc, axes, 0),
+            b.create<arith::ConstantIndexOp>(loc, 0));
+        auto resultDynamic = cast<RankedTensorType>(result.getType());
+        result =
+            b.create<scf::IfOp>(
+                 loc, empty,
+                 [&](OpBuilder &then, Location l) {
+                   Value same = convertTensor(then, l, input,
+                                              resultType.getElementType());
+                   then.create<scf::YieldOp>(
+                       l, ValueRange{then.create<tensor::CastOp>(
+                              l, resultDynamic, same)});
+                 },
+                 [&](OpBuilder &otherwise, Location l) {
+                   otherwise.create<scf::YieldOp>(l, ValueRange{result});
+                 })
+                .getResult(0);
+      }
+      return b.create<tensor::CastOp>(loc, resultType, result);
+    }
+    // keepdims = 0: output dimension k is the k-th dimension not named.
+    int64_t outRank = resultType.getRank();
+    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+    SmallVector<OpFoldResult> sizes(outRank, b.getIndexAttr(0));
+    SmallVector<Value> outSizes(outRank, zero);
+    Value position = zero;
+    for (int64_t i = 0; i < rank; ++i) {
+      Value kept = b.create<arith::XOrIOp>(
+          loc, flags[i], constantScalar(b, loc, b.getI1Type(), 1));
+      Value dim = b.create<tensor::DimOp>(loc, input, i);
+      for (int64_t k = 0; k < outRank; ++k) {
+        Value here = b.create<arith::AndIOp>(
+            loc, kept,
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, position,
+                                    b.create<arith::ConstantIndexOp>(loc, k)));
+        outSizes[k] = b.create<arith::SelectOp>(loc, here, dim, outSizes[k]);
+      }
+      position = b.create<arith::AddIOp>(
+          loc, position, b.create<arith::SelectOp>(loc, kept, one, zero));
+    }
+    for (int64_t k = 0; k < outRank; ++k)
+      sizes[k] = outSizes[k];
+    return reshapeTensor(b, loc, result, resultType, sizes);
   }
 };
 

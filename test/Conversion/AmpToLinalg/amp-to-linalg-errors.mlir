@@ -10,14 +10,6 @@ func.func @no_lowering(%a: tensor<4xf32>) -> tensor<1x?xi64> {
 
 // -----
 
-func.func @runtime_axes(%a: tensor<4x8xf32>, %axes: tensor<1xi64>) -> tensor<?x?xf32> {
-  // expected-error@+1 {{ONNX ReduceSum is not lowerable to the CPU backend yet: the axes input is not a constant}}
-  %0 = amp.reduce_sum %a, %axes : (tensor<4x8xf32>, tensor<1xi64>) -> tensor<?x?xf32>
-  return %0 : tensor<?x?xf32>
-}
-
-// -----
-
 func.func @maxpool_indices_column_major(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xi64> {
   // expected-error@+1 {{ONNX MaxPool is not lowerable to the CPU backend yet: the Indices output with storage_order = 1}}
   %y, %i = amp.max_pool %x {kernel_shape = array<i64: 2, 2>, storage_order = 1 : i64, strides = array<i64: 2, 2>} : (tensor<1x1x4x4xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>)

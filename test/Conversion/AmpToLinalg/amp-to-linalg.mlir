@@ -243,6 +243,71 @@ func.func @reduce_mean(%a: tensor<4x8xf16>) -> tensor<4x1xf16> {
 
 // -----
 
+// Axes known only at run time: a flag per dimension (an axis names it
+// after negative axes wrap; an empty list names all of them), then one
+// reduction per dimension under scf.if; keepdims = 0 reshapes to sizes
+// selected from the flags.
+// CHECK-LABEL: func.func @reduce_sum_runtime_axes
+// CHECK: %[[FLAGS:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%arg1 : tensor<1xi64>) outs(%{{.+}} : tensor<2xi1>)
+// CHECK: arith.cmpi slt
+// CHECK: linalg.index 0
+// CHECK: arith.ori
+// CHECK: %[[N:.+]] = tensor.dim %arg1
+// CHECK: %[[EMPTY:.+]] = arith.cmpi eq, %[[N]]
+// CHECK: %[[F0:.+]] = tensor.extract %[[FLAGS]]
+// CHECK: %[[A0:.+]] = arith.ori %[[F0]], %[[EMPTY]]
+// CHECK: %[[F1:.+]] = tensor.extract %[[FLAGS]]
+// CHECK: %[[A1:.+]] = arith.ori %[[F1]], %[[EMPTY]]
+// CHECK: %[[R0:.+]] = scf.if %[[A0]] -> (tensor<?x?xf32>)
+// CHECK: iterator_types = ["reduction", "parallel"]
+// CHECK: arith.addf
+// CHECK: } else {
+// CHECK: scf.if %[[A1]] -> (tensor<?x?xf32>)
+// CHECK: iterator_types = ["parallel", "reduction"]
+// CHECK: tensor.reshape {{.+}} -> tensor<?xf32>
+func.func @reduce_sum_runtime_axes(%a: tensor<4x8xf32>, %axes: tensor<1xi64>) -> tensor<?xf32> {
+  %0 = amp.reduce_sum %a, %axes {keepdims = 0 : i64} : (tensor<4x8xf32>, tensor<1xi64>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+// noop_with_empty_axes: an empty list at run time gives the input back
+// (an scf.if after the reductions); a mean divides by the product of the
+// named dimensions.
+// CHECK-LABEL: func.func @reduce_mean_runtime_axes_noop
+// CHECK: linalg.yield %{{.+}} : i1
+// CHECK-NOT: arith.ori
+// CHECK: arith.select %{{.+}}, %{{.+}}, %{{.+}} : index
+// CHECK: arith.muli
+// CHECK: arith.divf
+// CHECK: scf.if %{{.+}} -> (tensor<?x?xf32>)
+// CHECK: tensor.cast %{{.+}} : tensor<?x?xf32> to tensor<4x8xf32>
+func.func @reduce_mean_runtime_axes_noop(%a: tensor<4x8xf32>, %axes: tensor<?xi64>) -> tensor<4x8xf32> {
+  %0 = amp.reduce_mean %a, %axes {noop_with_empty_axes = 1 : i64} : (tensor<4x8xf32>, tensor<?xi64>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// Booleans order as unsigned (true > false): ReduceMax is "any" from
+// false, ReduceMin "all" from true.
+// CHECK-LABEL: func.func @reduce_bool
+// CHECK: %[[FALSE:.+]] = arith.constant false
+// CHECK: linalg.fill ins(%[[FALSE]] : i1)
+// CHECK: arith.maxui %{{.+}}, %{{.+}} : i1
+// CHECK: %[[TRUE:.+]] = arith.constant true
+// CHECK: linalg.fill ins(%[[TRUE]] : i1)
+// CHECK: arith.minui %{{.+}}, %{{.+}} : i1
+func.func @reduce_bool(%a: tensor<4x8xi1>) -> (tensor<4x1xi1>, tensor<4x1xi1>) {
+  %axes = amp.constant dense<[1]> : tensor<1xi64>
+  %0 = amp.reduce_max %a, %axes : (tensor<4x8xi1>, tensor<1xi64>) -> tensor<4x1xi1>
+  %1 = amp.reduce_min %a, %axes : (tensor<4x8xi1>, tensor<1xi64>) -> tensor<4x1xi1>
+  return %0, %1 : tensor<4x1xi1>, tensor<4x1xi1>
+}
+
+// -----
+
 // Softmax over axis 1 of a rank-3 tensor: max and sum reduce d1 (the
 // reduced map drops it), exp(x - max) and the division broadcast back.
 // CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>

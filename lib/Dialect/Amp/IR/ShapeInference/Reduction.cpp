@@ -18,10 +18,14 @@ LogicalResult shape::inferReduce(InferenceContext &ctx,
   SmallVector<int64_t> axes;
   if (!ctx.isAbsent(1)) {
     std::optional<SmallVector<int64_t>> constant = ctx.getConstantInts(1);
+    RankedTensorType axesType = ctx.getTensorType(1);
+    // A list of static length 0 is empty whatever produces it.
+    if (!constant && axesType && axesType.getRank() == 1 &&
+        axesType.getDimSize(0) == 0)
+      constant.emplace();
     if (!constant) {
       // Axes known only at run time: the rank is still known when the
       // dimensions are kept or the number of axes is static.
-      RankedTensorType axesType = ctx.getTensorType(1);
       if (attrs.keepDims) {
         results.push_back(
             tensorOf(SmallVector<int64_t>(rank, kDynamic), elementType));
