@@ -6,6 +6,11 @@
 #   scripts/amp.sh test   install what is missing, build, run every test
 #                         (lit + FileCheck, GoogleTest, fuzzing, pytest)
 #   scripts/amp.sh build  install what is missing and build only
+#   scripts/amp.sh sanitize
+#                         build amp with ASan + UBSan (build-sanitize/) and
+#                         run lit, GoogleTest and the tool-driving pytest
+#                         files on it; any sanitizer report fails (about
+#                         an hour on 2 cores; not part of `test`)
 #
 # Installing needs root (apt-get, pip); without root the script prints what
 # to install and stops if something is missing.
@@ -141,9 +146,47 @@ run_tests() {
   return $status
 }
 
+# The pytest files that drive amp-opt / amp-run on small inputs. Left out:
+# the model zoo and conformance files (hours under ASan) and the files
+# that cap the address space on purpose (test_resource_limits.py,
+# test_large_external.py: ASan reserves terabytes of shadow space).
+SANITIZE_PYTEST=(test_amp_run.py test_import_errors.py test_import_fuzz.py
+  test_fuzz_regressions.py test_constant_folding.py test_check_numerics.py
+  test_external_data.py test_import_builders.py test_import_old_opsets.py
+  test_lit_roundtrip.py test_determinism.py test_demo_model.py training)
+
+sanitize() {
+  local san="${AMP_SANITIZE_BUILD_DIR:-$ROOT/build-sanitize}" status=0 start=$SECONDS
+  log "configure + build with AMP_SANITIZE=address,undefined ($san)"
+  if [[ ! -f "$san/build.ninja" ]]; then
+    cmake -G Ninja -S "$ROOT" -B "$san" -DCMAKE_BUILD_TYPE=Release \
+      -DAMP_SANITIZE=address,undefined \
+      -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
+      -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/build/utils/lit/lit.py" \
+      -DPython3_EXECUTABLE="$(command -v "$PYTHON")" >/dev/null
+  fi
+  ninja -C "$san" -j "$JOBS" amp-opt amp-run amp-unittests
+  # Any report is an error (exit 1 after the report); leaks are reported
+  # too. The MLIR libraries are not instrumented, so no false positives
+  # from half-instrumented containers.
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=86:halt_on_error=1"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=87"
+  export AMP_SANITIZED=1
+  log "lit + FileCheck (sanitized)"
+  ninja -C "$san" -j "$JOBS" check-amp-lit || status=1
+  log "GoogleTest (sanitized)"
+  "$san/bin/amp-unittests" --gtest_brief=1 || status=1
+  log "pytest (sanitized amp-opt / amp-run): ${SANITIZE_PYTEST[*]}"
+  (cd "$ROOT/test/python" && AMP_OPT="$san/bin/amp-opt" AMP_RUN="$san/bin/amp-run" \
+    "$PYTHON" -m pytest -q "${SANITIZE_PYTEST[@]}") || status=1
+  log "sanitize: $((SECONDS - start)) s, $( ((status)) && echo FAILED || echo clean)"
+  return $status
+}
+
 case "${1:-}" in
   demo) install_deps; build; demo ;;
   test) install_deps; build; run_tests ;;
   build) install_deps; build ;;
-  *) echo "usage: $0 {demo|test|build}" >&2; exit 2 ;;
+  sanitize) install_deps; sanitize ;;
+  *) echo "usage: $0 {demo|test|build|sanitize}" >&2; exit 2 ;;
 esac

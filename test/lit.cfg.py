@@ -24,7 +24,9 @@ config.substitutions.append(
     ("%onnx-encode",
      f"{config.python_executable} {config.amp_src_root}/test/lit-tools/onnx-encode.py"))
 
-llvm_config.with_system_environment(["HOME", "PYTHONPATH"])
+# The sanitizer settings of scripts/amp.sh sanitize reach the tools.
+llvm_config.with_system_environment(["HOME", "PYTHONPATH", "ASAN_OPTIONS", "UBSAN_OPTIONS",
+                                     "LSAN_OPTIONS"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]

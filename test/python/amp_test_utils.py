@@ -83,7 +83,13 @@ class AmpOpt:
 
 
 def limit_memory():
-    """Cap the calling process's address space at :data:`MEMORY_LIMIT_BYTES`."""
+    """Cap the calling process's address space at :data:`MEMORY_LIMIT_BYTES`.
+
+    Not under ``AMP_SANITIZED=1`` (scripts/amp.sh sanitize): AddressSanitizer
+    reserves terabytes of shadow address space, which any such cap refuses.
+    """
+    if os.environ.get("AMP_SANITIZED") == "1":
+        return
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
 
 
