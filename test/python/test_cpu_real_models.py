@@ -22,35 +22,40 @@ onnxruntime's CPU provider, the independent fp32 reference.
   fp32 accumulation: amp-run's defaults) compared with the fp32 reference.
   The relative L2 error and the max abs error of each model are collected
   and printed as one table at the end of the module (the last test); each
-  has to stay below a per-model bound about 3-4x the error measured, and
-  above 1e-5 (far below fp16/bf16 rounding, far above fp32's), which shows
-  that something did run in low precision.
+  has to stay below 1.5x the error measured (``MIXED_MEASURED``; the
+  margin covers other CPUs' kernels), and above 1e-5 (far below fp16/bf16
+  rounding, far above fp32's), which shows that something did run in low
+  precision. In bf16 amp's error must also be at most 1.1x PyTorch's own
+  under CPU autocast on the same model, weights and inputs (``PEER_BF16``,
+  measured by ``amp_testmodels/peer_precision.py``); the transformers are
+  known gaps (``PEER_GAPS``).
 - dynamic batch: every architecture is also exported with
   ``--dynamic-batch`` (``dynamic_axes`` on axis 0 of the input and output,
   traced at batch 2) and run in fp32 at batch 1 and 3 on seeded inputs, with
   the fp32 checks above and outputs of the input's batch size. Known amp
   failures are strict xfails (``DYNAMIC_XFAIL``).
 
-Relative L2 errors measured (seed 0, onnxruntime 1.32 CPU; bounds: ``MIXED_BOUNDS``):
+Relative L2 errors measured (seed 0, onnxruntime 1.32 CPU; 2026-12-06 in
+``MIXED_MEASURED``; torch bf16: PyTorch 1.13 CPU autocast, ``PEER_BF16``):
 
-==================  ========  ========  ========  ========
-model               fp32 rel  fp16 rel  bf16 rel  max|ref|
-==================  ========  ========  ========  ========
-resnet18            4.1e-7    5.0e-4    4.0e-3    5.9
-resnet50            4.5e-7    6.8e-4    5.2e-3    111
-mobilenet_v2 [1]    4.9e-6    1.2e-2    9.3e-2    0.46
-mobilenet_v3_small  1.2e-6    2.6e-3    2.2e-2    3.1e-2
-efficientnet_b0     2.5e-6    5.7e-3    5.1e-2    0.86
-regnet_y_400mf      3.4e-7    4.7e-4    3.9e-3    7.6e-2
-densenet121         3.5e-7    6.5e-4    5.2e-3    3.2
-squeezenet1_0       2.6e-7    6.7e-4    4.3e-3    0.87
-shufflenet_v2_x1_0  4.9e-8    2.4e-4    1.5e-3    3.1e-2
-convnext_tiny       7.7e-7    9.0e-4    6.9e-3    2.5
-vit_b_16 [2]        1.4e-6    1.6e-3    1.4e-2    3.3
-bert_encoder        2.3e-7    6.5e-4    5.1e-3    3.7
-gpt2_decoder        2.4e-7    6.5e-4    5.2e-3    2.3
-swin_t [3]          6.5e-7    8.3e-4    6.9e-3    0.64
-==================  ========  ========  ========  ========
+==================  ========  ========  ========  ==========  ========
+model               fp32 rel  fp16 rel  bf16 rel  torch bf16  max|ref|
+==================  ========  ========  ========  ==========  ========
+resnet18            4.1e-7    5.0e-4    4.0e-3    2.0e-2      5.9
+resnet50            4.5e-7    6.5e-4    5.2e-3    3.0e-2      111
+mobilenet_v2 [1]    4.9e-6    1.2e-2    9.3e-2    1.6e-1      0.46
+mobilenet_v3_small  1.2e-6    2.5e-3    2.2e-2    6.2e-2      3.1e-2
+efficientnet_b0     2.5e-6    5.5e-3    5.4e-2    1.6e-1      0.86
+regnet_y_400mf      3.4e-7    4.6e-4    3.9e-3    5.7e-3      7.6e-2
+densenet121         3.5e-7    6.1e-4    5.2e-3    1.5e-2      3.2
+squeezenet1_0       2.6e-7    6.8e-4    4.3e-3    1.0e-2      0.87
+shufflenet_v2_x1_0  4.9e-8    2.4e-4    1.5e-3    1.5e-3      3.1e-2
+convnext_tiny       7.7e-7    9.1e-4    7.0e-3    1.1e-2      2.5
+vit_b_16 [2]        1.4e-6    1.6e-3    1.3e-2    3.5e-2      3.3
+bert_encoder        2.3e-7    6.5e-4    5.2e-3    1.7e-3      3.7
+gpt2_decoder        2.4e-7    6.5e-4    5.2e-3    3.2e-3      2.3
+swin_t [3]          6.5e-7    8.6e-4    6.6e-3    7.8e-3      0.64
+==================  ========  ========  ========  ==========  ========
 
 [1] With torchvision's random initialisation the activations of
 mobilenet_v2, mobilenet_v3_small and efficientnet_b0 shrink layer by layer
@@ -131,24 +136,53 @@ FP32_MODELS = ("resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small",
                "efficientnet_b0", "regnet_y_400mf", "densenet121", "squeezenet1_0",
                "shufflenet_v2_x1_0", "convnext_tiny", "vit_b_16", "swin_t",
                "bert_encoder", "gpt2_decoder")
-# Bounds on ||amp - ref||_2 / ||ref||_2 for (f16, bf16): about 3-4x the
-# measured error (module docstring).
-MIXED_BOUNDS = {
-    "resnet18": (2e-3, 1.5e-2),
-    "resnet50": (2.5e-3, 2e-2),
-    "mobilenet_v2": (4e-2, 0.3),  # calibrated BatchNorm: see [1] in the docstring
-    "mobilenet_v3_small": (8e-3, 6e-2),
-    "efficientnet_b0": (2e-2, 0.15),
-    "regnet_y_400mf": (2e-3, 1.5e-2),
-    "densenet121": (2e-3, 2e-2),
-    "squeezenet1_0": (2e-3, 1.5e-2),
-    "shufflenet_v2_x1_0": (1e-3, 5e-3),
-    "convnext_tiny": (3e-3, 2.5e-2),
-    "vit_b_16": (5e-3, 5e-2),
-    "swin_t": (3e-3, 2.5e-2),
-    "bert_encoder": (2e-3, 2e-2),
-    "gpt2_decoder": (2e-3, 2e-2),
+# ||amp - ref||_2 / ||ref||_2 measured for (f16, bf16) on 2026-12-06 (the
+# table in the module docstring; deterministic: same machine, same seeded
+# inputs and weights, byte-identical across runs and thread counts).
+MIXED_MEASURED = {
+    "resnet18": (5.01e-4, 4.00e-3),
+    "resnet50": (6.55e-4, 5.16e-3),
+    "mobilenet_v2": (1.18e-2, 9.27e-2),  # calibrated BatchNorm: see [1] in the docstring
+    "mobilenet_v3_small": (2.52e-3, 2.21e-2),
+    "efficientnet_b0": (5.52e-3, 5.41e-2),
+    "regnet_y_400mf": (4.60e-4, 3.89e-3),
+    "densenet121": (6.10e-4, 5.22e-3),
+    "squeezenet1_0": (6.75e-4, 4.34e-3),
+    "shufflenet_v2_x1_0": (2.40e-4, 1.50e-3),
+    "convnext_tiny": (9.08e-4, 6.97e-3),
+    "vit_b_16": (1.64e-3, 1.27e-2),
+    "swin_t": (8.57e-4, 6.64e-3),
+    "bert_encoder": (6.52e-4, 5.15e-3),
+    "gpt2_decoder": (6.55e-4, 5.24e-3),
 }
+# The bound is the measurement plus a margin for other CPUs' kernels
+# (oneDNN picks AVX2 / AVX-512 code paths that round differently). 1.5x
+# catches the planted errors a 3-4x bound let through: MobileNet V2 with one
+# middle conv's weights scaled by 1.25 (bf16 0.278 > 0.139) or with every
+# ReLU6's upper clip lost (f16 0.020 > 0.0177).
+MIXED_MARGIN = 1.5
+MIXED_BOUNDS = {name: tuple(MIXED_MARGIN * e for e in errors)
+                for name, errors in MIXED_MEASURED.items()}
+# PyTorch's own error on the same models, weights and inputs under CPU
+# autocast to bfloat16 (test/models/amp_testmodels/peer_precision.py, torch
+# 1.13, 2026-12-06): amp's bf16 error must not exceed it by more than
+# PEER_MARGIN. Torch 1.13's CPU has no fp16 convolutions or matmuls, so
+# fp16 has no peer run here.
+PEER_BF16 = {
+    "resnet18": 2.02e-2, "resnet50": 3.05e-2, "mobilenet_v2": 0.163,
+    "mobilenet_v3_small": 6.17e-2, "efficientnet_b0": 0.159, "regnet_y_400mf": 5.73e-3,
+    "densenet121": 1.50e-2, "squeezenet1_0": 1.02e-2, "shufflenet_v2_x1_0": 1.50e-3,
+    "convnext_tiny": 1.07e-2, "vit_b_16": 3.51e-2, "swin_t": 7.82e-3,
+    "bert_encoder": 1.66e-3, "gpt2_decoder": 3.16e-3,
+}
+PEER_MARGIN = 1.1
+# Known gaps, not analysed yet: on the two transformers amp's bf16 error is
+# 3.1x and 1.7x PyTorch's (a likely cause: autocast runs only matmuls in
+# bf16 and adds their bf16 results to fp32 residuals, in fp32, while
+# amp's policy also keeps elementwise ops between them in bf16). Strict
+# xfails: a fix shows as XPASS.
+PEER_GAPS = {"bert_encoder": "amp bf16 5.2e-3 vs torch autocast 1.7e-3 (3.1x)",
+             "gpt2_decoder": "amp bf16 5.2e-3 vs torch autocast 3.2e-3 (1.7x)"}
 AMP_TYPES = {"f16": 0, "bf16": 1}  # index into MIXED_BOUNDS entries
 # The ViT head is zero-initialised: expose its input as a "features" output.
 EXPOSE_FEATURES = {"vit_b_16"}
@@ -466,6 +500,23 @@ def test_mixed_precision_error(amp_run, cases, tmp_path, name, amp_type):
     assert MIN_LOW_PRECISION_REL <= worst["rel"] <= bound, (
         f"{name} --amp-type={amp_type}: relative L2 error {worst['rel']:.3g} not in "
         f"[{MIN_LOW_PRECISION_REL:g}, {bound:g}] ({worst})")
+
+
+def peer_params():
+    return [pytest.param(name, marks=[pytest.mark.xfail(reason=PEER_GAPS[name], strict=True)]
+                         if name in PEER_GAPS else []) for name in FP32_MODELS]
+
+
+@pytest.mark.parametrize("name", peer_params())
+def test_bf16_not_worse_than_pytorch_autocast(name):
+    """amp's bf16 error (measured by test_mixed_precision_error above, which
+    runs first) is at most PEER_MARGIN x PyTorch's CPU-autocast bf16 error on
+    the same model, weights and inputs."""
+    entry = RESULTS.get(name, {}).get("bf16")
+    assert isinstance(entry, dict), f"{name}: no bf16 measurement ({entry})"
+    assert entry["rel"] <= PEER_MARGIN * PEER_BF16[name], (
+        f"{name}: amp bf16 relative L2 {entry['rel']:.3g} > {PEER_MARGIN} x torch autocast "
+        f"{PEER_BF16[name]:.3g}")
 
 
 @pytest.mark.parametrize("name,batch", dynamic_params(FP32_MODELS, DYNAMIC_BATCHES))
