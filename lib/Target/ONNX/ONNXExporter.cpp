@@ -68,23 +68,6 @@ static int32_t toOnnxDataType(Type type) {
   return 0;
 }
 
-/// The lowest IR version that can carry `opset` (onnx.helper's table).
-static int64_t getMinIrVersion(int64_t opset) {
-  if (opset <= 11)
-    return 6;
-  if (opset <= 14)
-    return 7;
-  if (opset <= 18)
-    return 8;
-  if (opset <= 20)
-    return 9;
-  if (opset <= 22)
-    return 10;
-  if (opset <= 24)
-    return 11;
-  return 12;
-}
-
 namespace {
 
 /// A std::streambuf over an llvm::raw_ostream, for protobuf's

@@ -886,8 +886,12 @@ OwningOpRef<ModuleOp> ONNXImporter::importModel(onnx::ModelProto &model) {
                                                      : entry.domain()),
         builder.getI64IntegerAttr(entry.version()));
   (*module)->setAttr("amp.opset_import", builder.getDictionaryAttr(opsets));
+  // At least the IR version the opset needs (an opset-11 file of IR version
+  // 5, or one upgraded from opset 3, is written as IR version 6): the IR
+  // describes a file that can exist, and export -> import keeps it.
   (*module)->setAttr("amp.ir_version",
-                     builder.getI64IntegerAttr(model.ir_version()));
+                     builder.getI64IntegerAttr(std::max<int64_t>(
+                         model.ir_version(), getMinIrVersion(opset))));
   SmallVector<NamedAttribute> metadata;
   auto addMeta = [&](StringRef key, const std::string &value) {
     if (!value.empty())

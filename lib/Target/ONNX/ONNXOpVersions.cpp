@@ -167,3 +167,19 @@ onnx_import::getSubgraphArgumentTypes(const PendingOp &op,
   }
   return types;
 }
+
+int64_t mlir::amp::getMinIrVersion(int64_t opset) {
+  if (opset <= 11)
+    return 6;
+  if (opset <= 14)
+    return 7;
+  if (opset <= 18)
+    return 8;
+  if (opset <= 20)
+    return 9;
+  if (opset <= 22)
+    return 10;
+  if (opset <= 24)
+    return 11;
+  return 12;
+}

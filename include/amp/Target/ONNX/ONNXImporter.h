@@ -39,6 +39,11 @@ std::optional<int64_t> getSupportedOpVersion(llvm::StringRef opType);
 /// The newest default-domain opset in the importer's operator version table.
 int64_t getLatestKnownOpset();
 
+/// The lowest ONNX IR version that can carry default-domain `opset`
+/// (onnx.helper's table). The importer records at least this version and
+/// the writer writes at least this one.
+int64_t getMinIrVersion(int64_t opset);
+
 struct ONNXImportOptions {
   /// Evaluate ops with constant inputs while importing (shape arithmetic).
   bool foldConstants = true;
