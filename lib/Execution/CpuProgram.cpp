@@ -287,9 +287,13 @@ CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath,
                << llvm::toString(host.takeError()),
            failure();
   program->targetMachine = std::move(*host);
-  ExecutionEngineOptions options;
-  options.transformer =
+  // ExecutionEngineOptions::transformer is a function_ref: the callable it
+  // refers to must outlive ExecutionEngine::create (AddressSanitizer found
+  // a temporary here).
+  std::function<llvm::Error(llvm::Module *)> optimize =
       makeOptimizingTransformer(3, 0, program->targetMachine.get());
+  ExecutionEngineOptions options;
+  options.transformer = optimize;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   // AMP_CPU_PERF=1: tell `perf` the compiled functions' names (record with
   // `perf record -k 1`, then `perf inject --jit`).

@@ -37,8 +37,16 @@ void mlir::amp::buildFrontEndPipeline(OpPassManager &pm,
     buildImportCleanupPipeline(pm);
   // Constant math (an attention scale 1/sqrt(d), ...) becomes constants
   // before autocast decides, so that autocast sees values it can convert.
-  if (fold)
+  // Folding makes constants where the folded ops were; with the cleanup
+  // on, the cleanup runs again: result types whose shape operands just
+  // became constants are refined (a no-op Expand goes), and CSE merges
+  // constants equal to one already there. Otherwise the writer would keep
+  // what a re-import of its own output then simplifies.
+  if (fold) {
     pm.addPass(constantFolder()(options.foldMaxBytes));
+    if (options.importCleanup)
+      buildImportCleanupPipeline(pm);
+  }
   if (!options.runAutocast)
     return;
   pm.addPass(createAmpAutocast(options.autocast));
@@ -46,8 +54,11 @@ void mlir::amp::buildFrontEndPipeline(OpPassManager &pm,
   AmpCastCleanupOptions castCleanup;
   castCleanup.releaseWeights = options.releaseWeights;
   pm.addPass(createAmpCastCleanup(castCleanup));
-  if (fold)
+  if (fold) {
     pm.addPass(constantFolder()(options.foldMaxBytes));
+    if (options.importCleanup)
+      pm.addPass(createCSEPass());
+  }
 }
 
 namespace {
