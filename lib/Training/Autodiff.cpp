@@ -109,10 +109,29 @@ mlir::amp::training::buildGradients(Block &block, Value target, Value seed,
     if (!activeOperand)
       continue;
     auto rule = dyn_cast<GradientOpInterface>(op);
-    if (!rule)
-      return op->emitOpError("has no gradient rule, but the loss depends on "
-                             "trainable values through it"),
-             failure();
+    if (!rule) {
+      // Name what a user can find in a 2,000-node model: the node, its ONNX
+      // op type and the inputs the loss depends on.
+      InFlightDiagnostic diag = op->emitError();
+      StringRef node = getNodeName(op->getLoc());
+      if (!node.empty())
+        diag << "node '" << node << "' ";
+      auto precision = dyn_cast<PrecisionOpInterface>(op);
+      if (precision && !precision.getOnnxOpType().empty())
+        diag << "(" << precision.getOnnxOpType() << ")";
+      else
+        diag << "('" << op->getName() << "')";
+      SmallVector<unsigned> inputs;
+      for (auto [index, operand] : llvm::enumerate(op->getOperands()))
+        if (activity.isActive(operand))
+          inputs.push_back(index);
+      diag << ": no gradient rule for input" << (inputs.size() > 1 ? "s " : " ");
+      llvm::interleaveComma(inputs, diag);
+      diag << ", but the loss depends on trainable values through "
+           << (inputs.size() > 1 ? "them" : "it")
+           << " (freeze what feeds it with --frozen, or file the missing rule)";
+      return failure();
+    }
     SmallVector<Value> operandGrads(op->getNumOperands());
     created.ops.clear();
     if (failed(rule.buildGradients(builder, resultGrads, operandGrads)))

@@ -16,7 +16,7 @@
 // RUN: not amp-opt %t/no-params.mlir --train --loss-scale-backoff=2 2>&1 | FileCheck %s --check-prefix=SCALER
 // RUN: not amp-opt %t/no-params.mlir --train -o %t/out.onnx 2>&1 | FileCheck %s --check-prefix=ONNXOUT
 
-// NORULE: error: 'amp.cumsum' op has no gradient rule, but the loss depends on trainable values through it
+// NORULE: error: (CumSum): no gradient rule for input 0, but the loss depends on trainable values through it (freeze what feeds it with --frozen, or file the missing rule)
 // NOPARAMS: error: nothing to train: no float initializer reaches the loss
 // DROPOUT: error: 'amp.dropout' op has a training_mode that is not a constant; amp decides the mode per function
 // A convolution's weight gradient needs no static batch: dY gets its
