@@ -24,7 +24,9 @@ Tensor f32(std::vector<int64_t> shape, std::vector<float> values) {
   t.elementType = ElementType::F32;
   t.shape = std::move(shape);
   t.bytes.resize(values.size() * 4);
-  std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+  // memcpy from an empty vector's null data() is undefined (UBSan).
+  if (!values.empty())
+    std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
   return t;
 }
 
