@@ -132,6 +132,31 @@ func.func @if_branches(%c: tensor<i1>, %x: tensor<4xf32>, %y: tensor<4xi32>) -> 
 
 // -----
 
+func.func @if_condition_two_elements(%c: tensor<2xi1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{condition must hold exactly one element}}
+  %0 = amp.if %c : tensor<2xi1> -> tensor<4xf32> then {
+    amp.yield %x : tensor<4xf32>
+  } else {
+    amp.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A condition of dynamic shape (found by fuzzing: the verifier asked a
+// dynamic type for its element count, an assertion) is left to run time.
+func.func @if_condition_dynamic(%c: tensor<?xi1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = amp.if %c : tensor<?xi1> -> tensor<4xf32> then {
+    amp.yield %x : tensor<4xf32>
+  } else {
+    amp.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 func.func @loop_body_arguments(%n: tensor<i64>, %c: tensor<i1>, %v: tensor<2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{body must take (iteration, condition, 1 loop-carried values), got 2 arguments}}
   %0 = amp.loop %n, %c, %v : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32> {

@@ -633,7 +633,12 @@ static LogicalResult verifyYield(Operation *op, Region &region,
 }
 
 LogicalResult IfOp::verify() {
-  if (getCond().getType().getNumElements() != 1)
+  // Dynamic dimensions are left to run time; a static one must be 1.
+  auto condType = cast<ShapedType>(getCond().getType());
+  if (condType.hasRank() &&
+      llvm::any_of(condType.getShape(), [](int64_t dim) {
+        return !ShapedType::isDynamic(dim) && dim != 1;
+      }))
     return emitOpError("condition must hold exactly one element");
   if (failed(verifyYield(*this, getThenBranch(), getResultTypes(),
                          "then branch")) ||
