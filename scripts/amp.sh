@@ -10,7 +10,7 @@
 #                         build amp with ASan + UBSan (build-sanitize/) and
 #                         run lit, GoogleTest and the tool-driving pytest
 #                         files on it; any sanitizer report fails (about
-#                         an hour on 2 cores; not part of `test`)
+#                         build plus ~16 min of tests; not part of `test`)
 #
 # Installing needs root (apt-get, pip); without root the script prints what
 # to install and stops if something is missing.
