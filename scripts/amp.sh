@@ -9,7 +9,7 @@
 #   scripts/amp.sh sanitize
 #                         build amp with ASan + UBSan (build-sanitize/) and
 #                         run lit, GoogleTest and the tool-driving pytest
-#                         files on it; any sanitizer report fails (about
+#                         files on it; any sanitizer report fails (a second
 #                         build plus ~16 min of tests; not part of `test`)
 #
 # Installing needs root (apt-get, pip); without root the script prints what
