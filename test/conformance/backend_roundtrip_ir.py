@@ -42,19 +42,6 @@ FLAGS = ["--amp-opt-level=0"]
 TIMEOUT = 120
 
 
-def load_xfail(path):
-    entries = {}
-    if not os.path.exists(path):
-        return entries
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if line and not line.startswith("#"):
-                key, _, reason = line.partition("#")
-                entries[key.strip()] = reason.strip()
-    return entries
-
-
 def amp_opt(binary, *args):
     try:
         proc = subprocess.run([binary, *args, *FLAGS], capture_output=True, text=True,
@@ -108,7 +95,7 @@ def main(argv=None):
     parser.add_argument("--filter", help="only tests whose key contains this text")
     args = parser.parse_args(argv)
     skip = set(backend_import.load_xfail(IMPORT_XFAIL))
-    expected = load_xfail(args.xfail)
+    expected = backend_import.load_xfail(args.xfail)
     with tempfile.TemporaryDirectory() as scratch:
         models = {**backend_import.find_onnx_models(scratch), **backend_import.find_debian_models()}
         models = {k: v for k, v in models.items() if k not in skip
