@@ -913,6 +913,25 @@ LogicalResult ONNXExporter::buildModel(onnx::ModelProto &model) {
   // Without a recorded opset (a program written by hand), 21: every amp
   // op's form exists there and current onnxruntime releases run it.
   opset = options.opset ? options.opset : (imported ? imported : 21);
+  // An imported opset newer than the one amp models, where some op (one amp
+  // inserted: a Cast) would select a version newer than amp's, is written
+  // at the modelled opset: the importer accepted each original op only
+  // where the newer opset selects the version amp models, so the older one
+  // selects the same (fuzzing: a Cast at opset 28 could not be re-imported).
+  if (!options.opset && opset > kMaxSupportedOpset) {
+    bool newer = false;
+    module.walk([&](PrecisionOpInterface op) {
+      StringRef type = op.getOnnxOpType();
+      std::optional<int64_t> selected =
+          type.empty() ? std::nullopt
+                       : onnx_import::getSelectedOpVersion(type, opset);
+      std::optional<int64_t> modelled = getSupportedOpVersion(type);
+      if (selected && modelled && *selected > *modelled)
+        newer = true;
+    });
+    if (newer)
+      opset = kMaxSupportedOpset;
+  }
   if (opset < kMinSupportedOpset || opset > getLatestKnownOpset())
     return module.emitError("cannot export at opset ")
            << opset << " (amp supports " << kMinSupportedOpset << " to "

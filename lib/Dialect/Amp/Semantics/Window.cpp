@@ -37,12 +37,16 @@ spatialValues(const std::optional<SmallVector<int64_t>> &values, StringRef name,
 /// file says. Real models are many orders of magnitude below it.
 constexpr int64_t kMaxWindowValue = int64_t(1) << 31;
 
-/// Fails with a message unless every static value in `values` lies in
-/// [`min`, kMaxWindowValue] (dynamic sizes pass).
+/// Fails with a message unless every value in `values` lies in
+/// [`min`, kMaxWindowValue]. Dynamic sizes pass where `dynamicAllowed`
+/// (tensor sizes); an attribute value equal to kDynamic is just a number
+/// out of range (fuzzing: a pad of INT64_MIN overflowed the size sums).
 static LogicalResult checkRange(ArrayRef<int64_t> values, StringRef what,
-                                int64_t min, ErrorFn error) {
+                                int64_t min, ErrorFn error,
+                                bool dynamicAllowed = false) {
   for (int64_t v : values)
-    if (!ShapedType::isDynamic(v) && (v < min || v > kMaxWindowValue)) {
+    if (!(dynamicAllowed && ShapedType::isDynamic(v)) &&
+        (v < min || v > kMaxWindowValue)) {
       error(what + " value " + llvm::Twine(v) + " is outside [" +
             llvm::Twine(min) + ", " + llvm::Twine(kMaxWindowValue) + "]");
       return failure();
@@ -87,8 +91,8 @@ mlir::amp::semantics::resolveWindow(const WindowAttrs &attrs,
       return failure();
     }
   }
-  if (failed(checkRange(inputSpatial, "input size", 0, error)) ||
-      failed(checkRange(kernel, "kernel size", 1, error)) ||
+  if (failed(checkRange(inputSpatial, "input size", 0, error, true)) ||
+      failed(checkRange(kernel, "kernel size", 1, error, true)) ||
       failed(checkRange(window.strides, "stride", 1, error)) ||
       failed(checkRange(window.dilations, "dilation", 1, error)) ||
       failed(checkRange(*pads, "pad", -kMaxWindowValue, error)))
@@ -179,8 +183,8 @@ FailureOr<TransposedWindow> mlir::amp::semantics::resolveTransposedWindow(
       error("strides and dilations must be positive");
       return failure();
     }
-  if (failed(checkRange(inputSpatial, "input size", 0, error)) ||
-      failed(checkRange(kernel, "kernel size", 1, error)) ||
+  if (failed(checkRange(inputSpatial, "input size", 0, error, true)) ||
+      failed(checkRange(kernel, "kernel size", 1, error, true)) ||
       failed(checkRange(*strides, "stride", 1, error)) ||
       failed(checkRange(*dilations, "dilation", 1, error)) ||
       failed(checkRange(*pads, "pad", -kMaxWindowValue, error)) ||
