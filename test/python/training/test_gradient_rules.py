@@ -12,6 +12,7 @@ central difference.
 """
 
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -39,8 +40,9 @@ class Case:
     """
 
     def __init__(self, name, params, body, out_shape, inputs=(), positive=False,
-                 h=H, rtol=1e-5):
+                 h=H, rtol=1e-5, values=None):
         self.name = name
+        self.values = values          # fixed parameter arrays (else random)
         self.h = h
         self.rtol = rtol
         self.params = params          # list of shapes
@@ -51,6 +53,8 @@ class Case:
 
 
 def _params(case, rng):
+    if case.values is not None:
+        return [np.asarray(v, dtype=np.float64) for v in case.values]
     values = []
     for shape in case.params:
         v = rng.uniform(0.5, 1.5, size=shape) if case.positive else \
@@ -154,6 +158,33 @@ def _binary(op, a, b, out, positive=False):
                 positive=positive)
 
 
+def _unary_on(op, scale, shift, shape=(2, 3), attrs=""):
+    """``op`` of ``scale * p + shift`` (keeps p, uniform in [-1, 1], inside
+    the op's domain and away from its poles)."""
+    t = _t(*shape)
+    return Case(f"{op}_on_{scale}x{shift:+}", [shape], f"""
+%a = amp.constant dense<{scale}> : tensor<f64>
+%b = amp.constant dense<{shift}> : tensor<f64>
+%s = amp.mul %p0, %a : ({t}, tensor<f64>) -> {t}
+%x = amp.add %s, %b : ({t}, tensor<f64>) -> {t}
+%out = amp.{op} %x {attrs} : ({t}) -> {t}""", shape)
+
+
+def _variadic(op, shapes, out):
+    types = ", ".join(_t(*shape) for shape in shapes)
+    operands = ", ".join(f"%p{i}" for i in range(len(shapes)))
+    return Case(f"{op}_{len(shapes)}", list(shapes),
+                f"%out = amp.{op} {operands} : ({types}) -> {_t(*out)}", out)
+
+
+def _reduce(op, shape, axes, out, keepdims=1, positive=False, values=None, name=None):
+    axes_type = f"tensor<{len(axes)}xi64>"
+    return Case(name or f"{op}_{'_'.join(map(str, axes))}_keep{keepdims}", [shape], f"""
+%axes = amp.constant dense<{list(axes)}> : {axes_type}
+%out = amp.{op} %p0, %axes {{keepdims = {keepdims} : i64}} : ({_t(*shape)}, {axes_type}) -> {_t(*out)}""",
+                out, positive=positive, values=values)
+
+
 ROW = np.arange(6, dtype=np.float64).reshape(2, 3) / 7.0
 
 CASES = [
@@ -165,6 +196,37 @@ CASES = [
     _unary("leaky_relu", attrs="{alpha = 0.1 : f32}"),
     _unary("hard_sigmoid", attrs="{alpha = 0.3 : f32, beta = 0.4 : f32}"),
     _unary("hard_swish", shape=(2, 3)),
+    _unary("tan"), _unary("sinh"), _unary("cosh"), _unary("atan"), _unary("asinh"),
+    _unary_on("asin", 0.5, 0.0), _unary_on("acos", 0.5, 0.0), _unary_on("atanh", 0.5, 0.0),
+    _unary_on("acosh", 0.5, 2.0), _unary("softsign"), _unary("mish"),
+    _unary("swish", attrs="{alpha = 1.7 : f32}"), _unary("elu", attrs="{alpha = 0.6 : f32}"),
+    _unary("celu", attrs="{alpha = 0.7 : f32}"),
+    _unary("selu", attrs="{alpha = 1.5 : f32, gamma = 1.2 : f32}"),
+    _unary("thresholded_relu", attrs="{alpha = 0.3 : f32}"),
+    _unary("shrink", attrs="{bias = 0.2 : f32, lambd = 0.4 : f32}"),
+    # Piecewise constant: zero gradients (the random values are away from
+    # the jumps at integers and halves).
+    _unary_on("ceil", 2.0, 0.0), _unary_on("floor", 2.0, 0.0), _unary_on("round", 2.0, 0.0),
+    _unary("sign"),
+    _binary("prelu", (2, 3), (3,), (2, 3)),
+    _variadic("max", [(2, 3), (3,), (2, 1)], (2, 3)),
+    _variadic("min", [(2, 3), (2, 3)], (2, 3)),
+    _variadic("mean", [(2, 3), (1, 3), (2, 1)], (2, 3)),
+    # Ties split the gradient evenly: p0 == p1 everywhere in the forward.
+    Case("max_tied", [(2, 3)], f"""
+%out = amp.max %p0, %p0 : ({_t(2, 3)}, {_t(2, 3)}) -> {_t(2, 3)}""", (2, 3)),
+    _reduce("reduce_max", (2, 3, 4), (1,), (2, 4), keepdims=0),
+    _reduce("reduce_min", (2, 3, 4), (0, 2), (1, 3, 1)),
+    _reduce("reduce_l1", (2, 3, 4), (2,), (2, 3), keepdims=0),
+    _reduce("reduce_l2", (2, 3, 4), (1, 2), (2, 1, 1)),
+    _reduce("reduce_sum_square", (2, 3, 4), (0,), (3, 4), keepdims=0),
+    _reduce("reduce_log_sum", (2, 3, 4), (1,), (2, 1, 4), positive=True),
+    _reduce("reduce_log_sum_exp", (2, 3, 4), (2,), (2, 3), keepdims=0),
+    _reduce("reduce_prod", (2, 3, 4), (1,), (2, 1, 4)),
+    # Rows with no, one and two zeros (PyTorch's prod_backward cases); the
+    # product is multilinear, so central differences are exact at zero.
+    _reduce("reduce_prod", (3, 3), (1,), (3,), keepdims=0, name="reduce_prod_zeros",
+            values=[[[0.7, -1.2, 0.9], [0.0, 1.3, -0.8], [0.0, 0.6, 0.0]]]),
     _binary("add", (2, 3), (3,), (2, 3)), _binary("sub", (1, 3), (2, 3), (2, 3)),
     _binary("mul", (2, 3), (2, 1), (2, 3)), _binary("div", (2, 3), (3,), (2, 3), positive=True),
     Case("pow_const", [(2, 3)], f"""
@@ -349,24 +411,57 @@ def test_gradient_matches_finite_differences(case, amp_opt, amp_run, tmp_path):
     _check(case, amp_opt, amp_run, tmp_path)
 
 
-def test_every_rule_is_covered():
-    """Each op family with a rule (lib/Dialect/Amp/Gradients) has a case."""
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))))
-    import re
+def _ods_mnemonics(repo):
+    ods = open(os.path.join(repo, "include", "amp", "Dialect", "Amp", "IR",
+                            "AmpOps.td")).read()
+    return {f"{m.group(1)}Op": m.group(2) for m in re.finditer(
+        r'def Amp_(\w+)Op\s*:\s*\w+<\s*"[^"]*",\s*"(\w+)"', ods)}, ods
+
+
+def _registered_rules(repo):
+    """The ops with a gradient rule: the C++ ``attachGradientModels<...>``
+    lists and the TableGen ``GradientRule<"...">`` records."""
     registered = set()
     folder = os.path.join(repo, "lib", "Dialect", "Amp", "Gradients")
     for name in os.listdir(folder):
         text = open(os.path.join(folder, name)).read()
         for block in re.findall(r"attachGradientModels<([^>]*)>", text, re.S):
             registered |= {op.strip() for op in block.split(",") if op.strip()}
-    tested = " ".join(c.body for c in CASES)
-    ods = open(os.path.join(repo, "include", "amp", "Dialect", "Amp", "IR",
-                            "AmpOps.td")).read()
-    mnemonic = {f"{m.group(1)}Op": m.group(2) for m in re.finditer(
-        r'def Amp_(\w+)Op\s*:\s*\w+<\s*"[^"]*",\s*"(\w+)"', ods)}
+        if name.endswith(".td"):
+            registered |= set(re.findall(r'GradientRule<"(\w+)"', text))
+    return registered
+
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+
+
+def test_every_rule_is_covered():
+    """Each op with a rule (C++ or TableGen, lib/Dialect/Amp/Gradients) has a case."""
+    registered = _registered_rules(REPO)
+    # The scan must see both kinds of rule (a broken pattern would make
+    # this test pass vacuously).
+    assert {"ReluOp", "PReluOp", "ConvOp", "GemmOp"} <= registered, registered
+    mnemonic, _ = _ods_mnemonics(REPO)
     mnemonic = {name: mnemonic[name] for name in registered}
+    tested = " ".join(c.body for c in CASES)
     untested = sorted(name for name, m in mnemonic.items()
                       if f"amp.{m} " not in tested and f"amp.{m}\n" not in tested)
     # Dropout's rule is the identity of eval mode (tested in lit).
     assert untested == ["DropoutOp"], untested
+
+
+# Unary ops that are not differentiable activations: boolean/bitwise ops
+# and the normalisations, which are listed with the normalisation rules.
+NOT_ACTIVATIONS = {"BitwiseNotOp", "NotOp", "LpNormalizationOp",
+                   "MeanVarianceNormalizationOp", "LRNOp"}
+
+
+def test_every_elementwise_activation_has_a_rule():
+    """Every unary op of the dialect (AmpOps.td's Amp_UnaryOp defs) but the
+    listed non-activations has a gradient rule."""
+    _, ods = _ods_mnemonics(REPO)
+    unary = {f"{name}Op" for name in re.findall(r"def Amp_(\w+)Op\s*:\s*Amp_UnaryOp<", ods)}
+    assert len(unary) > 30, unary
+    missing = sorted(unary - NOT_ACTIVATIONS - _registered_rules(REPO))
+    assert missing == [], f"unary ops without a gradient rule: {missing}"

@@ -53,6 +53,38 @@ void gradient(SumOp op, GradientBuilder &gb, In rg, Grads og) {
   for (auto [i, input] : llvm::enumerate(op.getData_0()))
     og[i] = gb.sumToShape(rg[0], input);
 }
+void gradient(MeanOp op, GradientBuilder &gb, In rg, Grads og) {
+  double share = 1.0 / static_cast<double>(op.getData_0().size());
+  for (auto [i, input] : llvm::enumerate(op.getData_0()))
+    og[i] = gb.sumToShape(gb.mulScalar(rg[0], share), input);
+}
+
+namespace {
+/// Max/Min: the gradient goes to the operands equal to the result, split
+/// evenly between ties (PyTorch's maximum/minimum split a tie of two the
+/// same way).
+template <typename OpT>
+void selectionGradient(OpT op, GradientBuilder &gb, In rg, Grads og) {
+  Value y = op.getResult(), g = rg[0];
+  SmallVector<Value> picked;
+  Value count;
+  for (Value input : op.getData_0()) {
+    Value hit = gb.castLike(gb.create<EqualOp>({input, y}), g);
+    picked.push_back(hit);
+    count = count ? gb.add(count, hit) : hit;
+  }
+  Value share = gb.div(g, count);
+  for (auto [i, input] : llvm::enumerate(op.getData_0()))
+    og[i] = gb.sumToShape(gb.mul(share, picked[i]), input);
+}
+} // namespace
+
+void gradient(MaxOp op, GradientBuilder &gb, In rg, Grads og) {
+  selectionGradient(op, gb, rg, og);
+}
+void gradient(MinOp op, GradientBuilder &gb, In rg, Grads og) {
+  selectionGradient(op, gb, rg, og);
+}
 bool isDifferentiable(ClipOp op, unsigned index, Overload) {
   return index == 0 &&
          isa<FloatType>(tensorType(op.getInput()).getElementType());
@@ -97,7 +129,8 @@ void gradient(DropoutOp op, GradientBuilder &gb, In rg, Grads og) {
 
 void registerElementwiseGradients(MLIRContext *context) {
   registerGeneratedGradients(context);
-  attachGradientModels<GeluOp, SumOp, ClipOp, CastOp, DropoutOp>(context);
+  attachGradientModels<GeluOp, SumOp, MeanOp, MaxOp, MinOp, ClipOp, CastOp,
+                       DropoutOp>(context);
 }
 
 } // namespace mlir::amp::gradients

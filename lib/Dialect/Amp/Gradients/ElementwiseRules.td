@@ -49,6 +49,64 @@ def : GradientRule<"HardSwishOp", [
        (Where (Greater $X, (Scalar<"3.0"> $X)), (Scalar<"1.0"> $X),
               (Where (Less $X, (Scalar<"-3.0"> $X)), (Scalar<"0.0"> $X),
                      (Add (Scale<"1.0 / 3.0"> $X), (Scalar<"0.5"> $X)))))]>;
+def : GradientRule<"TanOp", [
+  (Mul $grad, (Add (Scalar<"1.0"> $Y), (Mul $Y, $Y)))]>;
+def : GradientRule<"SinhOp", [(Mul $grad, (Cosh $X))]>;
+def : GradientRule<"CoshOp", [(Mul $grad, (Sinh $X))]>;
+// The inverse functions: 1/sqrt(1 - x^2), -1/sqrt(1 - x^2), 1/(1 + x^2),
+// 1/sqrt(x^2 + 1), 1/sqrt(x^2 - 1), 1/(1 - x^2).
+def : GradientRule<"AsinOp", [
+  (Div $grad, (Sqrt (Sub (Scalar<"1.0"> $X), (Mul $X, $X))))]>;
+def : GradientRule<"AcosOp", [
+  (Neg (Div $grad, (Sqrt (Sub (Scalar<"1.0"> $X), (Mul $X, $X)))))]>;
+def : GradientRule<"AtanOp", [
+  (Div $grad, (Add (Scalar<"1.0"> $X), (Mul $X, $X)))]>;
+def : GradientRule<"AsinhOp", [
+  (Div $grad, (Sqrt (Add (Mul $X, $X), (Scalar<"1.0"> $X))))]>;
+def : GradientRule<"AcoshOp", [
+  (Div $grad, (Sqrt (Sub (Mul $X, $X), (Scalar<"1.0"> $X))))]>;
+def : GradientRule<"AtanhOp", [
+  (Div $grad, (Sub (Scalar<"1.0"> $X), (Mul $X, $X)))]>;
+// y = x / (1 + |x|): dy = 1 / (1 + |x|)^2.
+def : GradientRule<"SoftsignOp", [
+  (Div $grad, (Mul (Add (Scalar<"1.0"> $X), (Abs $X)):$d, $d))]>;
+// y = x tanh(softplus(x)): dy = t + x sigmoid(x) (1 - t^2).
+def : GradientRule<"MishOp", [
+  (Mul $grad, (Add (Tanh (Softplus $X)):$t,
+                   (Mul (Mul $X, (Sigmoid $X)),
+                        (Sub (Scalar<"1.0"> $X), (Mul $t, $t)))))]>;
+// y = x sigmoid(alpha x): dy = s + alpha x s (1 - s).
+def : GradientRule<"SwishOp", [
+  (Mul $grad,
+       (Add (Sigmoid (Scale<"op.getAlpha().convertToDouble()"> $X):$ax):$s,
+            (Mul $ax, (Mul $s, (Sub (Scalar<"1.0"> $X), $s)))))]>;
+// The exponential units: the gradient where x > 0 (PyTorch's convention at
+// 0), else the derivative of the exponential branch.
+def : GradientRule<"EluOp", [
+  (Where (Greater $X, (Scalar<"0.0"> $X)), $grad,
+         (Mul $grad, (Scale<"op.getAlpha().convertToDouble()"> (Exp $X))))]>;
+def : GradientRule<"CeluOp", [
+  (Where (Greater $X, (Scalar<"0.0"> $X)), $grad,
+         (Mul $grad,
+              (Exp (Scale<"1.0 / op.getAlpha().convertToDouble()"> $X))))]>;
+def : GradientRule<"SeluOp", [
+  (Scale<"op.getGamma().convertToDouble()">
+     (Where (Greater $X, (Scalar<"0.0"> $X)), $grad,
+            (Mul $grad,
+                 (Scale<"op.getAlpha().convertToDouble()"> (Exp $X)))))]>;
+def : GradientRule<"ThresholdedReluOp", [
+  (Where (Greater $X, (Scalar<"op.getAlpha().convertToDouble()"> $X)), $grad,
+         (Scalar<"0.0"> $grad))]>;
+// Passes where |x| > lambd (both shrunk branches have slope 1).
+def : GradientRule<"ShrinkOp", [
+  (Where (Or (Less $X, (Scalar<"-op.getLambd().convertToDouble()"> $X)),
+             (Greater $X, (Scalar<"op.getLambd().convertToDouble()"> $X))),
+         $grad, (Scalar<"0.0"> $grad))]>;
+// Piecewise constant: a zero gradient, as PyTorch gives.
+def : GradientRule<"CeilOp", [(ZerosLike $X)]>;
+def : GradientRule<"FloorOp", [(ZerosLike $X)]>;
+def : GradientRule<"RoundOp", [(ZerosLike $X)]>;
+def : GradientRule<"SignOp", [(ZerosLike $X)]>;
 
 // Broadcasting binary ops.
 def : BroadcastGradientRule<"AddOp", [(Id $grad), (Id $grad)]>;
@@ -62,6 +120,10 @@ def : BroadcastGradientRule<"PowOp", [
   (Mul $grad, (Mul (CastLike $Y, $X):$y,
                    (Pow $X, (Sub $y, (Scalar<"1.0"> $X))))),
   (NoGradient)]>;
+// slope x where x < 0, else x; PyTorch's convention at 0 (the slope).
+def : BroadcastGradientRule<"PReluOp", [
+  (Where (Greater $A, (Scalar<"0.0"> $A):$zero), $grad, (Mul $grad, $B)),
+  (Where (Greater $A, $zero), (Scalar<"0.0"> $grad), (Mul $grad, $A))]>;
 def : BroadcastGradientRule<"WhereOp", [
   (NoGradient),
   (Where $condition, $grad, (Scalar<"0.0"> $grad):$zero),

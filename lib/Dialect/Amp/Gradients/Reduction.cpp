@@ -12,28 +12,86 @@ using namespace mlir::amp::gradients;
 
 namespace mlir::amp::gradients {
 namespace {
-/// The gradient of a ReduceSum/ReduceMean, broadcast back to the input.
+/// The axes a Reduce* op reduces (std::nullopt for a no-op reduction);
+/// failure after reporting an error.
 template <typename ReduceOpT>
-Value broadcastBack(ReduceOpT op, GradientBuilder &gb, Value g) {
-  Value x = op.getData();
-  int64_t rank = tensorType(x).getRank();
+FailureOr<std::optional<SmallVector<int64_t>>> reducedAxes(ReduceOpT op,
+                                                           GradientBuilder &gb) {
+  int64_t rank = tensorType(op.getData()).getRank();
   SmallVector<int64_t> given;
   if (!isa<NoneType>(op.getAxes().getType())) {
     auto constant = getConstantIntValues(op.getAxes());
-    if (!constant)
-      return gb.fail("needs constant axes");
+    if (!constant) {
+      gb.fail("needs constant axes");
+      return failure();
+    }
     given = *constant;
   }
   auto axes = semantics::resolveReduceAxes(
       rank, given, semantics::ReduceAttrs::get(op),
       [&](const Twine &message) { gb.fail(message); });
   if (failed(axes))
-    return gb.fail("invalid axes");
+    gb.fail("invalid axes");
+  return axes;
+}
+
+/// `v` (the reduced result or its gradient) with the reduced axes kept as
+/// size 1, so that it broadcasts against the input.
+template <typename ReduceOpT>
+Value keepReduced(ReduceOpT op, GradientBuilder &gb, Value v,
+                  ArrayRef<int64_t> axes) {
+  if (!op.getKeepdims() && !axes.empty())
+    return gb.create<UnsqueezeOp>({v, gb.i64s(axes)});
+  return v;
+}
+
+/// The gradient of a ReduceSum/ReduceMean, broadcast back to the input.
+template <typename ReduceOpT>
+Value broadcastBack(ReduceOpT op, GradientBuilder &gb, Value g) {
+  auto axes = reducedAxes(op, gb);
+  if (failed(axes))
+    return Value();
   if (!*axes)
     return g; // A no-op reduction.
-  if (!op.getKeepdims() && !(*axes)->empty())
-    g = gb.create<UnsqueezeOp>({g, gb.i64s(**axes)});
-  return gb.create<ExpandOp>({g, gb.shapeOf(x)});
+  return gb.create<ExpandOp>(
+      {keepReduced(op, gb, g, **axes), gb.shapeOf(op.getData())});
+}
+
+/// The rules of the other reductions: `rule(gKept, yKept, axes)` gives the
+/// input's gradient from the incoming gradient and the result with the
+/// reduced axes kept (both broadcast against the input), expanded to the
+/// input's shape when it has the kept shape. A no-op reduction passes the
+/// gradient through.
+template <typename ReduceOpT, typename RuleT>
+void reductionGradient(ReduceOpT op, GradientBuilder &gb, Value g, Grads og,
+                       RuleT rule) {
+  auto axes = reducedAxes(op, gb);
+  if (failed(axes))
+    return;
+  if (!*axes) {
+    og[0] = g;
+    return;
+  }
+  Value grad = rule(keepReduced(op, gb, g, **axes),
+                    keepReduced(op, gb, op.getReduced(), **axes), **axes);
+  // A rule that reads only the kept values broadcasts back to the input.
+  if (grad && grad.getType() != op.getData().getType())
+    grad = gb.create<ExpandOp>({grad, gb.shapeOf(op.getData())});
+  og[0] = grad;
+}
+
+/// ReduceMax/ReduceMin: the gradient goes to the elements equal to the
+/// result, split evenly between ties (as PyTorch's amax/amin do).
+template <typename ReduceOpT>
+void selectionGradient(ReduceOpT op, GradientBuilder &gb, Value g, Grads og) {
+  Value x = op.getData();
+  reductionGradient(op, gb, g, og,
+                    [&](Value gKept, Value yKept, ArrayRef<int64_t> axes) {
+                      Value hit = gb.castLike(
+                          gb.create<EqualOp>({x, yKept}), gKept);
+                      Value count = gb.reduceSum(hit, axes, /*keepDims=*/true);
+                      return gb.mul(gb.div(gKept, count), hit);
+                    });
 }
 
 /// The element count of `x` over that of `y`, as `like`'s float type.
@@ -93,6 +151,69 @@ void gradient(LogSoftmaxOp op, GradientBuilder &gb, In rg, Grads og) {
   og[0] = gb.sub(g, gb.mul(gb.create<ExpOp>({y}), total));
 }
 
+void gradient(ReduceMaxOp op, GradientBuilder &gb, In rg, Grads og) {
+  selectionGradient(op, gb, rg[0], og);
+}
+void gradient(ReduceMinOp op, GradientBuilder &gb, In rg, Grads og) {
+  selectionGradient(op, gb, rg[0], og);
+}
+void gradient(ReduceL1Op op, GradientBuilder &gb, In rg, Grads og) {
+  Value x = op.getData();
+  reductionGradient(op, gb, rg[0], og, [&](Value g, Value, ArrayRef<int64_t>) {
+    return gb.mul(g, gb.create<SignOp>({x}));
+  });
+}
+void gradient(ReduceL2Op op, GradientBuilder &gb, In rg, Grads og) {
+  // x / ||x||, and zero where the norm is zero (as PyTorch's norm).
+  Value x = op.getData();
+  reductionGradient(op, gb, rg[0], og, [&](Value g, Value y, ArrayRef<int64_t>) {
+    Value zero = gb.scalar(y, 0.0);
+    Value isZero = gb.create<EqualOp>({y, zero});
+    Value safe = gb.create<WhereOp>({isZero, gb.scalar(y, 1.0), y});
+    Value share = gb.create<WhereOp>({isZero, zero, gb.div(g, safe)});
+    return gb.mul(share, x);
+  });
+}
+void gradient(ReduceSumSquareOp op, GradientBuilder &gb, In rg, Grads og) {
+  Value x = op.getData();
+  reductionGradient(op, gb, rg[0], og, [&](Value g, Value, ArrayRef<int64_t>) {
+    return gb.mul(g, gb.mulScalar(x, 2.0));
+  });
+}
+void gradient(ReduceLogSumOp op, GradientBuilder &gb, In rg, Grads og) {
+  // y = log(sum x): dx = g / sum x = g exp(-y).
+  reductionGradient(op, gb, rg[0], og, [&](Value g, Value y, ArrayRef<int64_t>) {
+    return gb.mul(g, gb.create<ExpOp>({gb.neg(y)}));
+  });
+}
+void gradient(ReduceLogSumExpOp op, GradientBuilder &gb, In rg, Grads og) {
+  // dx = g exp(x - y) (softmax over the reduced axes).
+  Value x = op.getData();
+  reductionGradient(op, gb, rg[0], og, [&](Value g, Value y, ArrayRef<int64_t>) {
+    return gb.mul(g, gb.create<ExpOp>({gb.sub(x, y)}));
+  });
+}
+void gradient(ReduceProdOp op, GradientBuilder &gb, In rg, Grads og) {
+  // dx_i = the product of the others: y / x_i without zeros; with one
+  // zero, the product of the non-zeros at the zero and 0 elsewhere; with
+  // more, 0 everywhere (PyTorch's prod_backward).
+  Value x = op.getData();
+  reductionGradient(op, gb, rg[0], og, [&](Value g, Value, ArrayRef<int64_t> axes) {
+    Value zero = gb.scalar(x, 0.0), one = gb.scalar(x, 1.0);
+    Value isZero = gb.create<EqualOp>({x, zero});
+    Value nonZero = gb.create<WhereOp>({isZero, one, x});
+    Value product = gb.create<ReduceProdOp>(
+        {nonZero, gb.i64s(axes)}, {gb.attr("keepdims", int64_t{1})});
+    Value zeros = gb.reduceSum(gb.castLike(isZero, x), axes, /*keepDims=*/true);
+    Value others = gb.create<WhereOp>(
+        {isZero,
+         gb.create<WhereOp>({gb.create<EqualOp>({zeros, one}), product, zero}),
+         gb.create<WhereOp>({gb.create<EqualOp>({zeros, zero}),
+                             gb.div(product, nonZero), zero})});
+    return gb.mul(g, others);
+  });
+}
+
 bool isDifferentiable(SoftmaxCrossEntropyLossOp, unsigned index, Overload) {
   return index == 0;
 }
@@ -146,7 +267,10 @@ void gradient(NegativeLogLikelihoodLossOp op, GradientBuilder &gb, In rg,
 }
 
 void registerReductionGradients(MLIRContext *context) {
-  attachGradientModels<ReduceSumOp, ReduceMeanOp, SoftmaxOp, LogSoftmaxOp,
+  attachGradientModels<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
+                       ReduceL1Op, ReduceL2Op, ReduceSumSquareOp,
+                       ReduceLogSumOp, ReduceLogSumExpOp, ReduceProdOp,
+                       SoftmaxOp, LogSoftmaxOp,
                        SoftmaxCrossEntropyLossOp,
                        NegativeLogLikelihoodLossOp>(context);
 }

@@ -47,23 +47,33 @@ def Div : GradientHelper<"div">;
 def Neg : GradientHelper<"neg">;
 /// (CastLike a, b): a converted to b's element type.
 def CastLike : GradientHelper<"castLike">;
+/// (ZerosLike a): float zeros of a's type (a piecewise-constant op's
+/// gradient).
+def ZerosLike : GradientHelper<"zerosLike">;
 
 /// An amp op (C++ class name), created with its result types inferred.
 class GradientOp<string cppClass> {
   string opClass = cppClass;
 }
+def Abs : GradientOp<"AbsOp">;
 def And : GradientOp<"AndOp">;
 def Cos : GradientOp<"CosOp">;
+def Cosh : GradientOp<"CoshOp">;
 def Erf : GradientOp<"ErfOp">;
 def Exp : GradientOp<"ExpOp">;
 def Greater : GradientOp<"GreaterOp">;
 def GreaterOrEqual : GradientOp<"GreaterOrEqualOp">;
 def Less : GradientOp<"LessOp">;
 def LessOrEqual : GradientOp<"LessOrEqualOp">;
+def Or : GradientOp<"OrOp">;
 def Pow : GradientOp<"PowOp">;
 def Sigmoid : GradientOp<"SigmoidOp">;
 def Sign : GradientOp<"SignOp">;
 def Sin : GradientOp<"SinOp">;
+def Sinh : GradientOp<"SinhOp">;
+def Softplus : GradientOp<"SoftplusOp">;
+def Sqrt : GradientOp<"SqrtOp">;
+def Tanh : GradientOp<"TanhOp">;
 def Where : GradientOp<"WhereOp">;
 
 /// (Scalar<"v"> $like): a rank-0 constant v of $like's element type.
