@@ -16,7 +16,7 @@
 // RUN: not amp-opt %t/no-params.mlir --train --loss-scale-backoff=2 2>&1 | FileCheck %s --check-prefix=SCALER
 // RUN: not amp-opt %t/no-params.mlir --train -o %t/out.onnx 2>&1 | FileCheck %s --check-prefix=ONNXOUT
 
-// NORULE: error: (CumSum): no gradient rule for input 0, but the loss depends on trainable values through it (freeze what feeds it with --frozen, or file the missing rule)
+// NORULE: error: (Det): no gradient rule for input 0, but the loss depends on trainable values through it (freeze what feeds it with --frozen, or file the missing rule)
 // NOPARAMS: error: nothing to train: no float initializer reaches the loss
 // DROPOUT: error: 'amp.dropout' op has a training_mode that is not a constant; amp decides the mode per function
 // A convolution's weight gradient needs no static batch: dY gets its
@@ -37,11 +37,13 @@
 // ONNXOUT: error: --train writes MLIR
 
 //--- no-rule.mlir
-func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+func.func @main(%x: tensor<?x4x4xf32>) -> tensor<?x4xf32> {
   %w = amp.constant {amp.initializer} dense<0.5> : tensor<4xf32> loc("w")
-  %axis = amp.constant dense<1> : tensor<i64>
-  %m = amp.mul %x, %w : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
-  %c = amp.cumsum %m, %axis : (tensor<?x4xf32>, tensor<i64>) -> tensor<?x4xf32>
+  %axis = amp.constant dense<1> : tensor<1xi64>
+  %m = amp.mul %x, %w : (tensor<?x4x4xf32>, tensor<4xf32>) -> tensor<?x4x4xf32>
+  %d = amp.det %m : (tensor<?x4x4xf32>) -> tensor<?xf32>
+  %u = amp.unsqueeze %d, %axis : (tensor<?xf32>, tensor<1xi64>) -> tensor<?x1xf32>
+  %c = amp.mul %u, %w : (tensor<?x1xf32>, tensor<4xf32>) -> tensor<?x4xf32>
   return %c : tensor<?x4xf32>
 }
 

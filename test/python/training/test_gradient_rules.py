@@ -331,6 +331,21 @@ CASES += [
          f"%nb = amp.none\n%out, %mu, %inv = amp.layer_normalization %p0, %p1, %nb {{axis = 1 : i64}} : "
          f"({_t(2, 3, 4)}, {_t(3, 4)}, none) -> ({_t(2, 3, 4)}, tensor<2x1x1xf32>, tensor<2x1x1xf32>)",
          (2, 3, 4)),
+    Case("instance_norm", [(2, 3, 2, 3), (3,), (3,)],
+         f"%out = amp.instance_normalization %p0, %p1, %p2 {{epsilon = 0.01 : f32}} : "
+         f"({_t(2, 3, 2, 3)}, {_t(3)}, {_t(3)}) -> {_t(2, 3, 2, 3)}", (2, 3, 2, 3)),
+    Case("group_norm_per_channel", [(2, 4, 3), (4,), (4,)],
+         f"%out = amp.group_normalization %p0, %p1, %p2 {{num_groups = 2 : i64}} : "
+         f"({_t(2, 4, 3)}, {_t(4)}, {_t(4)}) -> {_t(2, 4, 3)}", (2, 4, 3)),
+    Case("group_norm_per_group", [(2, 6, 2, 2), (3,), (3,)],
+         f"%out = amp.group_normalization %p0, %p1, %p2 {{epsilon = 0.001 : f32, num_groups = 3 : i64}} : "
+         f"({_t(2, 6, 2, 2)}, {_t(3)}, {_t(3)}) -> {_t(2, 6, 2, 2)}", (2, 6, 2, 2)),
+    Case("rms_norm", [(2, 3, 4), (4,)],
+         f"%out = amp.rms_normalization %p0, %p1 : ({_t(2, 3, 4)}, {_t(4)}) -> {_t(2, 3, 4)}",
+         (2, 3, 4)),
+    Case("rms_norm_axis1", [(2, 3, 4), (3, 1)],
+         f"%out = amp.rms_normalization %p0, %p1 {{axis = 1 : i64, epsilon = 0.01 : f32}} : "
+         f"({_t(2, 3, 4)}, {_t(3, 1)}) -> {_t(2, 3, 4)}", (2, 3, 4)),
     Case("softmax", [(2, 5)], f"%out = amp.softmax %p0 : ({_t(2, 5)}) -> {_t(2, 5)}", (2, 5)),
     Case("softmax_axis0", [(3, 2)],
          f"%out = amp.softmax %p0 {{axis = 0 : i64}} : ({_t(3, 2)}) -> {_t(3, 2)}", (3, 2)),
@@ -399,6 +414,40 @@ CASES += [
     Case("expand", [(3, 1)], f"""
 %s = amp.constant dense<[2, 3, 4]> : tensor<3xi64>
 %out = amp.expand %p0, %s : ({_t(3, 1)}, tensor<3xi64>) -> {_t(2, 3, 4)}""", (2, 3, 4)),
+    Case("tile", [(2, 3)], f"""
+%reps = amp.constant dense<[2, 3]> : tensor<2xi64>
+%out = amp.tile %p0, %reps : ({_t(2, 3)}, tensor<2xi64>) -> {_t(4, 9)}""", (4, 9)),
+    Case("cumsum", [(3, 4)], f"""
+%a = amp.constant dense<1> : tensor<i64>
+%out = amp.cumsum %p0, %a : ({_t(3, 4)}, tensor<i64>) -> {_t(3, 4)}""", (3, 4)),
+    Case("cumsum_exclusive_reverse", [(3, 4)], f"""
+%a = amp.constant dense<0> : tensor<i64>
+%out = amp.cumsum %p0, %a {{exclusive = 1 : i64, reverse = 1 : i64}} : ({_t(3, 4)}, tensor<i64>) -> {_t(3, 4)}""",
+         (3, 4)),
+    # Index 0 of row 0 twice, a negative index: both land.
+    Case("gather_elements", [(3, 4)], f"""
+%i = amp.constant dense<[[0, 0, 3], [1, -1, 2], [3, 2, 0]]> : tensor<3x3xi64>
+%out = amp.gather_elements %p0, %i {{axis = 1 : i64}} : ({_t(3, 4)}, tensor<3x3xi64>) -> {_t(3, 3)}""",
+         (3, 3)),
+    Case("gather_nd", [(3, 4, 2)], f"""
+%i = amp.constant dense<[[0, 1], [2, 3], [0, 1]]> : tensor<3x2xi64>
+%out = amp.gather_nd %p0, %i : ({_t(3, 4, 2)}, tensor<3x2xi64>) -> {_t(3, 2)}""", (3, 2)),
+    Case("scatter_nd", [(4, 3), (2, 3)], f"""
+%i = amp.constant dense<[[2], [0]]> : tensor<2x1xi64>
+%out = amp.scatter_nd %p0, %i, %p1 : ({_t(4, 3)}, tensor<2x1xi64>, {_t(2, 3)}) -> {_t(4, 3)}""",
+         (4, 3)),
+    Case("scatter_nd_add", [(4, 3), (3, 3)], f"""
+%i = amp.constant dense<[[2], [0], [2]]> : tensor<3x1xi64>
+%out = amp.scatter_nd %p0, %i, %p1 {{reduction = "add"}} : ({_t(4, 3)}, tensor<3x1xi64>, {_t(3, 3)}) -> {_t(4, 3)}""",
+         (4, 3)),
+    Case("scatter_elements", [(3, 4), (3, 2)], f"""
+%i = amp.constant dense<[[1, 3], [0, 2], [-1, 1]]> : tensor<3x2xi64>
+%out = amp.scatter_elements %p0, %i, %p1 {{axis = 1 : i64}} : ({_t(3, 4)}, tensor<3x2xi64>, {_t(3, 2)}) -> {_t(3, 4)}""",
+         (3, 4)),
+    Case("scatter_elements_add", [(3, 4), (2, 4)], f"""
+%i = amp.constant dense<[[0, 2, 2, 1], [0, 1, 2, 1]]> : tensor<2x4xi64>
+%out = amp.scatter_elements %p0, %i, %p1 {{reduction = "add"}} : ({_t(3, 4)}, tensor<2x4xi64>, {_t(2, 4)}) -> {_t(3, 4)}""",
+         (3, 4)),
     Case("split", [(2, 5)], f"""
 %sz = amp.constant dense<[2, 3]> : tensor<2xi64>
 %a, %b = amp.split %p0, %sz {{axis = 1 : i64, num_outputs = 2 : i64}} : ({_t(2, 5)}, tensor<2xi64>) -> ({_t(2, 2)}, {_t(2, 3)})

@@ -1,8 +1,9 @@
 //===- Shape.cpp - gradient rules of the layout and indexing ops ----------===//
 //
-// Layout ops move gradients back by the inverse layout change; Gather's
-// gradient is a scatter-add (embeddings); Slice's is a zero Pad; Concat's
-// are Slices.
+// Layout ops move gradients back by the inverse layout change; the
+// gathers' gradients are scatter-adds (embeddings) and the scatters' are
+// gathers; Slice's is a zero Pad; Concat's are Slices; Tile's sums the
+// copies; CumSum's is the cumulative sum the other way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -228,10 +229,112 @@ void gradient(GatherOp op, GradientBuilder &gb, In rg, Grads og) {
   og[0] = axis == 0 ? scattered : gb.transpose(scattered, fromFront);
 }
 
+bool isDifferentiable(TileOp, unsigned index, Overload) { return index == 0; }
+void gradient(TileOp op, GradientBuilder &gb, In rg, Grads og) {
+  // g (r0 d0, r1 d1, ...) as (r0, d0, r1, d1, ...), summed over the r axes.
+  RankedTensorType type = tensorType(op.getInput());
+  auto repeats = getConstantIntValues(op.getRepeats());
+  if (!repeats || static_cast<int64_t>(repeats->size()) != type.getRank() ||
+      !type.hasStaticShape()) {
+    gb.fail("needs constant repeats and a static input shape");
+    return;
+  }
+  SmallVector<int64_t> split, repeatAxes;
+  for (auto [i, size] : llvm::enumerate(type.getShape())) {
+    repeatAxes.push_back(static_cast<int64_t>(split.size()));
+    split.push_back((*repeats)[i]);
+    split.push_back(size);
+  }
+  Value parts = gb.create<ReshapeOp>({rg[0], gb.i64s(split)});
+  og[0] = gb.reshapeLike(gb.reduceSum(parts, repeatAxes, /*keepDims=*/false),
+                         op.getInput());
+}
+
+bool isDifferentiable(CumSumOp op, unsigned index, Overload) {
+  return index == 0 &&
+         isa<FloatType>(tensorType(op.getX()).getElementType());
+}
+void gradient(CumSumOp op, GradientBuilder &gb, In rg, Grads og) {
+  // dx_i = the sum of g_j over the j whose sums include x_i: the cumulative
+  // sum in the other direction, exclusive as the forward is.
+  og[0] = gb.create<CumSumOp>(
+      {rg[0], op.getAxis()},
+      {gb.attr("exclusive", static_cast<int64_t>(op.getExclusive())),
+       gb.attr("reverse", static_cast<int64_t>(!op.getReverse()))});
+}
+
+bool isDifferentiable(GatherElementsOp op, unsigned index, Overload) {
+  return index == 0 &&
+         isa<FloatType>(tensorType(op.getData()).getElementType());
+}
+void gradient(GatherElementsOp op, GradientBuilder &gb, In rg, Grads og) {
+  // Scatter-add into zeros (an element gathered twice gets both).
+  og[0] = gb.create<ScatterElementsOp>(
+      {gb.zerosLike(op.getData()), op.getIndices(), rg[0]},
+      {gb.attr("axis", static_cast<int64_t>(op.getAxis())),
+       gb.attr("reduction", StringRef("add"))});
+}
+
+bool isDifferentiable(GatherNDOp op, unsigned index, Overload) {
+  return index == 0 &&
+         isa<FloatType>(tensorType(op.getData()).getElementType());
+}
+void gradient(GatherNDOp op, GradientBuilder &gb, In rg, Grads og) {
+  if (op.getBatchDims() != 0) {
+    gb.fail("needs batch_dims = 0");
+    return;
+  }
+  og[0] = gb.create<ScatterNDOp>(
+      {gb.zerosLike(op.getData()), op.getIndices(), rg[0]},
+      {gb.attr("reduction", StringRef("add"))});
+}
+
+namespace {
+/// Scatter*: data's gradient is g where no update lands (all of g for
+/// reduction "add"); the updates' gradient is g gathered at their
+/// indices. The other reductions (mul, max, min) have no rule.
+template <typename ScatterOpT, typename GatherOpT>
+void scatterGradient(ScatterOpT op, GradientBuilder &gb, Value g, Grads og,
+                     ArrayRef<NamedAttribute> axisAttr) {
+  StringRef reduction = op.getReduction();
+  if (reduction != "none" && reduction != "add") {
+    gb.fail("reduction '" + reduction + "' has no gradient rule");
+    return;
+  }
+  Value indices = op.getIndices(), updates = op.getUpdates();
+  if (reduction == "add") {
+    og[0] = g;
+  } else {
+    SmallVector<NamedAttribute> attrs(axisAttr);
+    attrs.push_back(gb.attr("reduction", StringRef("none")));
+    og[0] = gb.create<ScatterOpT>({g, indices, gb.zerosLike(updates)}, attrs);
+  }
+  og[2] = gb.create<GatherOpT>({g, indices}, axisAttr);
+}
+} // namespace
+
+bool isDifferentiable(ScatterNDOp op, unsigned index, Overload) {
+  return index != 1 &&
+         isa<FloatType>(tensorType(op.getData()).getElementType());
+}
+void gradient(ScatterNDOp op, GradientBuilder &gb, In rg, Grads og) {
+  scatterGradient<ScatterNDOp, GatherNDOp>(op, gb, rg[0], og, {});
+}
+bool isDifferentiable(ScatterElementsOp op, unsigned index, Overload) {
+  return index != 1 &&
+         isa<FloatType>(tensorType(op.getData()).getElementType());
+}
+void gradient(ScatterElementsOp op, GradientBuilder &gb, In rg, Grads og) {
+  scatterGradient<ScatterElementsOp, GatherElementsOp>(
+      op, gb, rg[0], og,
+      {gb.attr("axis", static_cast<int64_t>(op.getAxis()))});
+}
+
 void registerShapeGradients(MLIRContext *context) {
   attachGradientModels<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp,
                        TransposeOp, ExpandOp, ConcatOp, SplitOp, SliceOp,
-                       PadOp, GatherOp>(context);
+                       PadOp, GatherOp, TileOp, CumSumOp, GatherElementsOp,
+                       GatherNDOp, ScatterNDOp, ScatterElementsOp>(context);
 }
 
 } // namespace mlir::amp::gradients
