@@ -311,6 +311,37 @@ CASES += [
 %n = amp.none
 %out = amp.pad %p0, %pads, %cv, %n : ({_t(2, 3)}, tensor<4xi64>, tensor<f64>, none) -> {_t(3, 5)}""",
          (3, 5)),
+    Case("pad_reflect", [(3, 5)], f"""
+%pads = amp.constant dense<[1, 2, 2, 1]> : tensor<4xi64>
+%cv = amp.none
+%n = amp.none
+%out = amp.pad %p0, %pads, %cv, %n {{mode = "reflect"}} : ({_t(3, 5)}, tensor<4xi64>, none, none) -> {_t(6, 8)}""",
+         (6, 8)),
+    Case("pad_reflect_axes", [(2, 4)], f"""
+%pads = amp.constant dense<[2, 1]> : tensor<2xi64>
+%cv = amp.none
+%n = amp.none
+%ax = amp.constant dense<[-1]> : tensor<1xi64>
+%out = amp.pad %p0, %pads, %cv, %ax {{mode = "reflect"}} : ({_t(2, 4)}, tensor<2xi64>, none, tensor<1xi64>) -> {_t(2, 7)}""",
+         (2, 7)),
+    Case("pad_edge", [(3, 4)], f"""
+%pads = amp.constant dense<[2, 0, 1, 3]> : tensor<4xi64>
+%cv = amp.none
+%n = amp.none
+%out = amp.pad %p0, %pads, %cv, %n {{mode = "edge"}} : ({_t(3, 4)}, tensor<4xi64>, none, none) -> {_t(6, 7)}""",
+         (6, 7)),
+    Case("pad_wrap", [(3, 4)], f"""
+%pads = amp.constant dense<[1, 2, 2, 3]> : tensor<4xi64>
+%cv = amp.none
+%n = amp.none
+%out = amp.pad %p0, %pads, %cv, %n {{mode = "wrap"}} : ({_t(3, 4)}, tensor<4xi64>, none, none) -> {_t(6, 9)}""",
+         (6, 9)),
+    Case("pad_constant_negative", [(4, 5)], f"""
+%pads = amp.constant dense<[-1, 2, 1, -2]> : tensor<4xi64>
+%cv = amp.none
+%n = amp.none
+%out = amp.pad %p0, %pads, %cv, %n {{mode = "constant"}} : ({_t(4, 5)}, tensor<4xi64>, none, none) -> {_t(4, 5)}""",
+         (4, 5)),
     Case("global_average_pool", [(2, 3, 2, 2)],
          f"%out = amp.global_average_pool %p0 : ({_t(2, 3, 2, 2)}) -> {_t(2, 3, 1, 1)}", (2, 3, 1, 1)),
     Case("batch_norm_training", [(4, 3, 2, 2), (3,), (3,)], f"""

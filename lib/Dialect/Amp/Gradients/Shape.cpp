@@ -13,6 +13,9 @@
 
 #include "amp/Dialect/Amp/Semantics/Indexing.h"
 
+#include <algorithm>
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::amp;
 using namespace mlir::amp::gradients;
@@ -156,9 +159,95 @@ void gradient(SliceOp op, GradientBuilder &gb, In rg, Grads og) {
 }
 
 bool isDifferentiable(PadOp, unsigned index, Overload) { return index == 0; }
+namespace {
+/// `g` sliced to [start, end) along `axis` (`step` -1: reversed, `start`
+/// the last element).
+Value sliceAxis(GradientBuilder &gb, Value g, int64_t axis, int64_t start,
+                int64_t end, int64_t step = 1) {
+  return gb.create<SliceOp>({g, gb.i64s({start}), gb.i64s({end}),
+                             gb.i64s({axis}), gb.i64s({step})});
+}
+
+/// `g` with `before` and `after` zeros along `axis` (of a rank-`rank` value).
+Value zeroPad(GradientBuilder &gb, Value g, int64_t axis, int64_t rank,
+              int64_t before, int64_t after) {
+  if (!before && !after)
+    return g;
+  SmallVector<int64_t> pads(2 * rank, 0);
+  pads[axis] = before;
+  pads[rank + axis] = after;
+  return gb.create<PadOp>(
+      {g, gb.i64s(pads), gb.scalar(g, 0.0), gb.none()});
+}
+
+/// The gradient of padding one axis of size `n` by `before`/`after` in
+/// `mode`: the copied input's slice plus each padded element's gradient at
+/// the input element it copies. Null after an error.
+Value padAxisGradient(GradientBuilder &gb, Value g, int64_t axis, int64_t rank,
+                      int64_t n, int64_t before, int64_t after,
+                      StringRef mode) {
+  constexpr int64_t kToFront = std::numeric_limits<int64_t>::min();
+  if (mode == "constant") {
+    // Negative pads crop: the cropped elements get zeros.
+    int64_t start = std::max<int64_t>(before, 0);
+    int64_t kept = n + std::min<int64_t>(before, 0) + std::min<int64_t>(after, 0);
+    return zeroPad(gb, sliceAxis(gb, g, axis, start, start + kept), axis, rank,
+                   std::max<int64_t>(-before, 0), std::max<int64_t>(-after, 0));
+  }
+  if (before < 0 || after < 0)
+    return gb.fail("needs non-negative pads in " + mode + " mode");
+  Value grad = sliceAxis(gb, g, axis, before, before + n);
+  auto add = [&](Value part) { grad = gb.add(grad, part); };
+  if (mode == "edge") {
+    // Every padded element copies the first or last input element.
+    if (before)
+      add(zeroPad(gb, gb.reduceSum(sliceAxis(gb, g, axis, 0, before), {axis},
+                                   /*keepDims=*/true),
+                  axis, rank, 0, n - 1));
+    if (after)
+      add(zeroPad(gb,
+                  gb.reduceSum(sliceAxis(gb, g, axis, before + n,
+                                         before + n + after),
+                               {axis}, true),
+                  axis, rank, n - 1, 0));
+    return grad;
+  }
+  if (mode == "reflect") {
+    // Padded element o < before copies x[before - o]; after the input,
+    // element k copies x[n - 2 - k]: reversed slices onto x[1..before] and
+    // x[n-1-after .. n-2].
+    if (before >= n || after >= n)
+      return gb.fail("needs reflect pads smaller than the padded size");
+    if (before)
+      add(zeroPad(gb, sliceAxis(gb, g, axis, before - 1, kToFront, -1), axis,
+                  rank, 1, n - 1 - before));
+    if (after)
+      add(zeroPad(gb,
+                  sliceAxis(gb, g, axis, before + n + after - 1,
+                            before + n - 1, -1),
+                  axis, rank, n - 1 - after, 1));
+    return grad;
+  }
+  if (mode == "wrap") {
+    // Padded element o < before copies x[n - before + o]; after the input,
+    // element k copies x[k].
+    if (before > n || after > n)
+      return gb.fail("needs wrap pads no larger than the padded size");
+    if (before)
+      add(zeroPad(gb, sliceAxis(gb, g, axis, 0, before), axis, rank,
+                  n - before, 0));
+    if (after)
+      add(zeroPad(gb, sliceAxis(gb, g, axis, before + n, before + n + after),
+                  axis, rank, 0, n - after));
+    return grad;
+  }
+  return gb.fail("mode '" + mode + "' has no gradient rule");
+}
+} // namespace
+
 void gradient(PadOp op, GradientBuilder &gb, In rg, Grads og) {
-  // Constant padding with constant, non-negative pads: the gradient is the
-  // slice of the padded gradient that holds the input.
+  // Padding is separable: one padded axis at a time, each giving the
+  // gradient with that axis back at the input's size.
   RankedTensorType type = tensorType(op.getData());
   int64_t rank = type.getRank();
   auto pads = getConstantIntValues(op.getPads());
@@ -170,25 +259,27 @@ void gradient(PadOp op, GradientBuilder &gb, In rg, Grads og) {
     for (int64_t i = 0; i < rank; ++i)
       axes->push_back(i);
   }
-  if (op.getMode() != "constant" || !pads || !axes ||
-      pads->size() != 2 * axes->size() ||
-      llvm::any_of(*pads, [](int64_t p) { return p < 0; })) {
-    gb.fail("needs constant mode and constant, non-negative pads");
+  if (!pads || !axes || pads->size() != 2 * axes->size()) {
+    gb.fail("needs constant pads and axes");
     return;
   }
-  SmallVector<int64_t> starts, ends, sliceAxes;
+  Value g = rg[0];
+  int64_t count = static_cast<int64_t>(axes->size());
   for (auto [k, rawAxis] : llvm::enumerate(*axes)) {
     auto axis = semantics::normalizeAxis(rawAxis, rank);
     if (!axis || type.isDynamicDim(*axis)) {
       gb.fail("needs static sizes along the padded axes");
       return;
     }
-    starts.push_back((*pads)[k]);
-    ends.push_back((*pads)[k] + type.getDimSize(*axis));
-    sliceAxes.push_back(*axis);
+    int64_t before = (*pads)[k], after = (*pads)[count + k];
+    if (!before && !after)
+      continue;
+    g = padAxisGradient(gb, g, *axis, rank, type.getDimSize(*axis), before,
+                        after, op.getMode());
+    if (!g)
+      return;
   }
-  og[0] = gb.create<SliceOp>({rg[0], gb.i64s(starts), gb.i64s(ends),
-                              gb.i64s(sliceAxes), gb.none()});
+  og[0] = g;
 }
 
 bool isDifferentiable(GatherOp, unsigned index, Overload) {
