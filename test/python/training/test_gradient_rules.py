@@ -277,6 +277,16 @@ def _conv(name, x, w, out, attrs, bias=True):
                 f"({_t(*x)}, {_t(*w)}, {bt}) -> {_t(*out)}", out)
 
 
+def _conv_transpose(name, x, w, out, attrs, bias=True):
+    channels = out[1]
+    params = [x, w] + ([(channels,)] if bias else [])
+    b = "%p2" if bias else "%nb"
+    pre = "" if bias else "%nb = amp.none\n"
+    bt = _t(channels) if bias else "none"
+    return Case(name, params, pre + f"%out = amp.conv_transpose %p0, %p1, {b} {{{attrs}}} : "
+                f"({_t(*x)}, {_t(*w)}, {bt}) -> {_t(*out)}", out)
+
+
 CASES += [
     _conv("conv_basic", (2, 2, 5, 5), (3, 2, 3, 3), (2, 3, 5, 5),
           "pads = array<i64: 1, 1, 1, 1>"),
@@ -290,6 +300,19 @@ CASES += [
           "group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>"),
     _conv("conv_1d", (2, 2, 7), (3, 2, 3), (2, 3, 3),
           "strides = array<i64: 2>"),
+    _conv_transpose("conv_transpose_strided_padded", (2, 2, 3, 3), (2, 3, 3, 3), (2, 3, 5, 5),
+                    "pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>"),
+    _conv_transpose("conv_transpose_output_padding", (1, 2, 3, 3), (2, 2, 3, 3), (1, 2, 6, 6),
+                    "output_padding = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, "
+                    "strides = array<i64: 2, 2>", bias=False),
+    _conv_transpose("conv_transpose_grouped_dilated", (1, 4, 3, 3), (4, 1, 2, 2), (1, 2, 5, 5),
+                    "dilations = array<i64: 2, 2>, group = 2 : i64"),
+    _conv_transpose("conv_transpose_output_shape", (1, 2, 3), (2, 2, 3), (1, 2, 6),
+                    "output_shape = array<i64: 6>, strides = array<i64: 2>", bias=False),
+    _conv_transpose("conv_transpose_same_upper", (1, 2, 4), (2, 3, 3), (1, 3, 8),
+                    'auto_pad = "SAME_UPPER", strides = array<i64: 2>'),
+    _conv_transpose("conv_transpose_asymmetric_pads", (1, 1, 4, 3), (1, 2, 3, 2), (1, 2, 7, 3),
+                    "pads = array<i64: 0, 1, 2, 0>, strides = array<i64: 2, 1>"),
     Case("max_pool", [(2, 2, 4, 4)],
          f"%out, %idx = amp.max_pool %p0 {{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}} : "
          f"({_t(2, 2, 4, 4)}) -> ({_t(2, 2, 2, 2)}, tensor<2x2x2x2xi64>)", (2, 2, 2, 2)),

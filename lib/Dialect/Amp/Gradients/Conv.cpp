@@ -1,7 +1,7 @@
 //===- Conv.cpp - gradient rules of convolutions and pools ----------------===//
 //
 // Conv: the input gradient is a ConvTranspose of the output gradient with
-// the same weights; the weight gradient is amp.conv_weight_grad, the
+// the same weights (and a ConvTranspose's is a Conv); the weight gradient is amp.conv_weight_grad, the
 // backward-weights convolution that backends hand to their libraries
 // (oneDNN, cuDNN). Groups are kept as groups: a depthwise convolution's
 // weight gradient is depthwise-sized, not dense.
@@ -11,6 +11,8 @@
 #include "GradientModel.h"
 
 #include "amp/Dialect/Amp/Semantics/Window.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -86,6 +88,80 @@ void gradient(ConvOp op, GradientBuilder &gb, In rg, Grads og) {
                gb.attr("group", groups),
                gb.attr("kernel_shape", kernel)});
 
+  if (!isa<NoneType>(op.getB().getType())) {
+    SmallVector<int64_t> axes{0};
+    for (int64_t i = 0; i < spatialRank; ++i)
+      axes.push_back(2 + i);
+    og[2] = gb.reduceSum(g, axes, /*keepDims=*/false);
+  }
+}
+
+void gradient(ConvTransposeOp op, GradientBuilder &gb, In rg, Grads og) {
+  // Y[o] = sum over i, k with o = i s + k d - padBegin of X[i] W[k]: the
+  // Conv of the same window with X and Y swapped. So dX = Conv(dY, W) and
+  // dW = conv_weight_grad(dY, X) (dY as the Conv's input, X as its output
+  // gradient). Rows of Y that no input reaches (output_padding, a larger
+  // output_shape) are cut from dY first; the Conv's end padding brings the
+  // output back to X's sizes.
+  Value x = op.getX(), w = op.getW(), g = rg[0];
+  RankedTensorType xType = tensorType(x), wType = tensorType(w);
+  if (!wType.hasStaticShape() || xType.getRank() < 3) {
+    gb.fail("needs static weight shapes");
+    return;
+  }
+  ArrayRef<int64_t> spatial = xType.getShape().drop_front(2);
+  if (ShapedType::isDynamicShape(spatial)) {
+    gb.fail("needs static spatial sizes");
+    return;
+  }
+  int64_t spatialRank = xType.getRank() - 2;
+  ArrayRef<int64_t> kernel = wType.getShape().drop_front(2);
+  auto window = semantics::resolveTransposedWindow(
+      semantics::WindowAttrs::getConvTranspose(op), spatial, kernel,
+      [&](const Twine &message) { gb.fail(message); });
+  if (failed(window)) {
+    gb.fail("invalid window");
+    return;
+  }
+  SmallVector<int64_t> padBegin, padEnd, keep;
+  bool cut = false;
+  for (int64_t i = 0; i < spatialRank; ++i) {
+    int64_t begin = window->padBegin[i], out = window->outputSizes[i];
+    int64_t span = (kernel[i] - 1) * window->dilations[i] + 1;
+    if (ShapedType::isDynamic(begin) || ShapedType::isDynamic(out) ||
+        begin < 0) {
+      gb.fail("needs static, non-negative padding");
+      return;
+    }
+    // Y rows past the last one an input reaches: full - begin.
+    int64_t reached = window->strides[i] * (spatial[i] - 1) + span - begin;
+    padBegin.push_back(begin);
+    padEnd.push_back(std::max<int64_t>(reached - out, 0));
+    keep.push_back(std::min(reached, out));
+    cut |= keep.back() < out;
+  }
+  Value dy = g;
+  if (cut) {
+    SmallVector<int64_t> starts(spatialRank, 0), axes;
+    for (int64_t i = 0; i < spatialRank; ++i)
+      axes.push_back(2 + i);
+    dy = gb.create<SliceOp>(
+        {g, gb.i64s(starts), gb.i64s(keep), gb.i64s(axes), gb.none()});
+  }
+  SmallVector<int64_t> pads(padBegin);
+  pads.append(padEnd.begin(), padEnd.end());
+  int64_t groups = op.getGroup();
+  auto windowAttrs = [&](StringRef last, ArrayRef<int64_t> value) {
+    return SmallVector<NamedAttribute>{
+        gb.attr("strides", ArrayRef<int64_t>(window->strides)),
+        gb.attr("dilations", ArrayRef<int64_t>(window->dilations)),
+        gb.attr("pads", ArrayRef<int64_t>(pads)), gb.attr("group", groups),
+        gb.attr(last, value)};
+  };
+  og[0] = gb.create<ConvOp>({dy, w, gb.none()},
+                            windowAttrs("kernel_shape", kernel));
+  og[1] = gb.create<ConvWeightGradOp>({dy, x},
+                                      windowAttrs("kernel_shape", kernel));
   if (!isa<NoneType>(op.getB().getType())) {
     SmallVector<int64_t> axes{0};
     for (int64_t i = 0; i < spatialRank; ++i)
@@ -184,7 +260,7 @@ void gradient(GlobalAveragePoolOp op, GradientBuilder &gb, In rg, Grads og) {
 }
 
 void registerConvGradients(MLIRContext *context) {
-  attachGradientModels<ConvOp, MaxPoolOp, AveragePoolOp, GlobalAveragePoolOp>(
+  attachGradientModels<ConvOp, ConvTransposeOp, MaxPoolOp, AveragePoolOp, GlobalAveragePoolOp>(
       context);
 }
 
