@@ -277,6 +277,24 @@ def _conv(name, x, w, out, attrs, bias=True):
                 f"({_t(*x)}, {_t(*w)}, {bt}) -> {_t(*out)}", out)
 
 
+def _resize(name, x, out, attrs, scales=None, sizes=None, roi=None):
+    pre = ""
+    if roi is not None:
+        pre += f"%roi = amp.constant dense<{roi}> : tensor<{len(roi)}xf32>\n"
+        roi_type = f"tensor<{len(roi)}xf32>"
+    else:
+        pre += "%roi = amp.none\n"
+        roi_type = "none"
+    if scales is not None:
+        pre += f"%scales = amp.constant dense<{scales}> : tensor<{len(scales)}xf32>\n%sizes = amp.none\n"
+        types = f"tensor<{len(scales)}xf32>, none"
+    else:
+        pre += f"%scales = amp.none\n%sizes = amp.constant dense<{sizes}> : tensor<{len(sizes)}xi64>\n"
+        types = f"none, tensor<{len(sizes)}xi64>"
+    return Case(name, [x], pre + f"%out = amp.resize %p0, %roi, %scales, %sizes {{{attrs}}} : "
+                f"({_t(*x)}, {roi_type}, {types}) -> {_t(*out)}", out)
+
+
 def _conv_transpose(name, x, w, out, attrs, bias=True):
     channels = out[1]
     params = [x, w] + ([(channels,)] if bias else [])
@@ -313,6 +331,26 @@ CASES += [
                     'auto_pad = "SAME_UPPER", strides = array<i64: 2>'),
     _conv_transpose("conv_transpose_asymmetric_pads", (1, 1, 4, 3), (1, 2, 3, 2), (1, 2, 7, 3),
                     "pads = array<i64: 0, 1, 2, 0>, strides = array<i64: 2, 1>"),
+    _resize("resize_nearest_up", (1, 2, 3, 3), (1, 2, 6, 6), "", scales=[1.0, 1.0, 2.0, 2.0]),
+    _resize("resize_nearest_floor_down", (1, 1, 5, 6), (1, 1, 3, 4),
+            'coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"',
+            sizes=[1, 1, 3, 4]),
+    _resize("resize_linear_half_pixel", (1, 2, 3, 4), (1, 2, 5, 7), 'mode = "linear"',
+            sizes=[1, 2, 5, 7]),
+    _resize("resize_linear_align_corners", (2, 1, 4, 3), (2, 1, 7, 5),
+            'coordinate_transformation_mode = "align_corners", mode = "linear"',
+            sizes=[2, 1, 7, 5]),
+    _resize("resize_linear_pytorch_down", (1, 1, 6, 5), (1, 1, 3, 2),
+            'coordinate_transformation_mode = "pytorch_half_pixel", mode = "linear"',
+            scales=[1.0, 1.0, 0.5, 0.5]),
+    _resize("resize_cubic_axes", (1, 2, 4, 5), (1, 2, 4, 8),
+            'axes = array<i64: 3>, cubic_coeff_a = -0.5 : f32, mode = "cubic"', sizes=[8]),
+    _resize("resize_cubic_exclude_outside", (1, 1, 4, 4), (1, 1, 6, 6),
+            'exclude_outside = 1 : i64, mode = "cubic"', scales=[1.0, 1.0, 1.5, 1.5]),
+    _resize("resize_tf_crop", (1, 1, 4, 5), (1, 1, 3, 3),
+            'axes = array<i64: 2, 3>, coordinate_transformation_mode = "tf_crop_and_resize", '
+            'extrapolation_value = 2.0 : f32, mode = "linear"',
+            sizes=[3, 3], roi=[0.2, -0.1, 0.9, 1.2]),
     Case("max_pool", [(2, 2, 4, 4)],
          f"%out, %idx = amp.max_pool %p0 {{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}} : "
          f"({_t(2, 2, 4, 4)}) -> ({_t(2, 2, 2, 2)}, tensor<2x2x2x2xi64>)", (2, 2, 2, 2)),

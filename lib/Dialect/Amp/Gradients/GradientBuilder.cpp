@@ -99,6 +99,16 @@ Value GradientBuilder::i64s(ArrayRef<int64_t> values) {
   return builder.create<ConstantOp>(loc, DenseElementsAttr::get(type, values));
 }
 
+Value GradientBuilder::f32s(ArrayRef<float> values) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                    builder.getF32Type());
+  return constant(DenseElementsAttr::get(type, values));
+}
+
+Value GradientBuilder::constant(DenseElementsAttr value) {
+  return builder.create<ConstantOp>(loc, value);
+}
+
 Value GradientBuilder::shapeOf(Value value) {
   if (!value)
     return nullptr;
@@ -201,5 +211,6 @@ void mlir::amp::registerAmpGradientModels(DialectRegistry &registry) {
     registerNormalizationGradients(context);
     registerReductionGradients(context);
     registerShapeGradients(context);
+    registerResizeGradients(context);
   });
 }

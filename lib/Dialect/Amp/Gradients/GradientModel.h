@@ -14,6 +14,7 @@ void registerConvGradients(MLIRContext *context);
 void registerNormalizationGradients(MLIRContext *context);
 void registerReductionGradients(MLIRContext *context);
 void registerShapeGradients(MLIRContext *context);
+void registerResizeGradients(MLIRContext *context);
 
 /// The signature of the rules: `gradient(OpT, GradientBuilder &, In
 /// resultGrads, Grads operandGrads)`.

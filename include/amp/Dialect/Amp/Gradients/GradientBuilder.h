@@ -60,6 +60,10 @@ public:
   Value scalar(Type elementType, double value);
   /// A 1-D i64 constant.
   Value i64s(ArrayRef<int64_t> values);
+  /// A 1-D f32 constant.
+  Value f32s(ArrayRef<float> values);
+  /// A constant of `value`'s type.
+  Value constant(DenseElementsAttr value);
   /// The shape of `value` as a 1-D i64 tensor (a constant when static).
   Value shapeOf(Value value);
   /// `value` with the shape of `like` (Reshape to Shape(like)).
