@@ -9,6 +9,8 @@
 
 #include "LoweringUtils.h"
 
+#include "amp/Dialect/Amp/Semantics/Einsum.h"
+
 #include <cctype>
 #include <map>
 
@@ -374,63 +376,17 @@ struct EinsumOpLowering : public OpConversionPattern<EinsumOp> {
   matchAndRewrite(EinsumOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    std::string equation;
-    for (char c : op.getEquation())
-      if (c != ' ')
-        equation.push_back(c);
-    StringRef eq(equation);
-    auto [lhs, rhs] = eq.split("->");
-    bool explicitOutput = eq.contains("->");
-    SmallVector<StringRef> terms;
-    lhs.split(terms, ',');
     ValueRange inputs = adaptor.getInputs();
-    if (terms.size() != inputs.size())
-      return notLowerable(op, "malformed equation");
-    // Ellipses become fresh upper-case letters (right-aligned).
-    int64_t ellipsisRank = 0;
-    for (auto [term, input] : llvm::zip(terms, inputs)) {
-      int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
-      if (term.contains("..."))
-        ellipsisRank = std::max<int64_t>(
-            ellipsisRank, rank - static_cast<int64_t>(term.size() - 3));
-    }
-    auto expand = [&](StringRef term, int64_t rank) {
-      std::string out;
-      size_t at = term.find("...");
-      if (at == StringRef::npos)
-        return term.str();
-      int64_t count = rank - static_cast<int64_t>(term.size() - 3);
-      std::string fresh;
-      for (int64_t i = ellipsisRank - count; i < ellipsisRank; ++i)
-        fresh.push_back(static_cast<char>('A' + i));
-      return (term.take_front(at) + fresh + term.drop_front(at + 3)).str();
-    };
-    SmallVector<std::string> expanded;
-    for (auto [term, input] : llvm::zip(terms, inputs))
-      expanded.push_back(
-          expand(term, cast<RankedTensorType>(input.getType()).getRank()));
-    std::string output;
-    if (explicitOutput) {
-      std::string fresh;
-      for (int64_t i = 0; i < ellipsisRank; ++i)
-        fresh.push_back(static_cast<char>('A' + i));
-      size_t at = rhs.find("...");
-      output =
-          at == StringRef::npos
-              ? rhs.str()
-              : (rhs.take_front(at) + fresh + rhs.drop_front(at + 3)).str();
-    } else {
-      // Implicit: ellipsis dims, then letters seen once, alphabetically.
-      std::map<char, int> counts;
-      for (const std::string &t : expanded)
-        for (char c : t)
-          ++counts[c];
-      for (int64_t i = 0; i < ellipsisRank; ++i)
-        output.push_back(static_cast<char>('A' + i));
-      for (auto [c, n] : counts)
-        if (n == 1 && std::islower(c))
-          output.push_back(c);
-    }
+    SmallVector<int64_t> ranks;
+    for (Value input : inputs)
+      ranks.push_back(cast<RankedTensorType>(input.getType()).getRank());
+    std::string why;
+    auto resolved = semantics::resolveEinsum(
+        op.getEquation(), ranks, [&](const Twine &message) { why = message.str(); });
+    if (failed(resolved))
+      return notLowerable(op, why);
+    const SmallVector<std::string> &expanded = resolved->inputs;
+    const std::string &output = resolved->output;
     // Loop order: output letters, then the reduced ones.
     std::string letters = output;
     for (const std::string &t : expanded)

@@ -185,6 +185,14 @@ def _reduce(op, shape, axes, out, keepdims=1, positive=False, values=None, name=
                 out, positive=positive, values=values)
 
 
+def _einsum(equation, shapes, out):
+    types = ", ".join(_t(*shape) for shape in shapes)
+    operands = ", ".join(f"%p{i}" for i in range(len(shapes)))
+    name = "einsum_" + "".join(c if c.isalpha() else "_" for c in equation.replace(" ", ""))
+    return Case(name, list(shapes), f'%out = amp.einsum {operands} {{equation = "{equation}"}} : '
+                f"({types}) -> {_t(*out)}", out)
+
+
 ROW = np.arange(6, dtype=np.float64).reshape(2, 3) / 7.0
 
 CASES = [
@@ -257,6 +265,14 @@ for ta in (0, 1):
                           f"transA = {ta} : i64, transB = {tb} : i64}} : "
                           f"({_t(*a)}, {_t(*b)}, {_t(4)}) -> {_t(2, 4)}", (2, 4)))
 CASES += [
+    _einsum("ij,jk->ik", [(2, 3), (3, 4)], (2, 4)),
+    _einsum("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)], (2, 2, 3, 5)),
+    _einsum("ij->i", [(3, 4)], (3,)),
+    _einsum("ij,jk", [(2, 3), (3, 4)], (2, 4)),
+    _einsum("ij->ji", [(2, 3)], (3, 2)),
+    _einsum("... ij, jk -> ...ik", [(2, 3, 4, 5), (5, 2)], (2, 3, 4, 2)),
+    _einsum("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)], (2, 2)),
+    _einsum("bij,bj->b", [(2, 3, 4), (2, 4)], (2,)),
     Case("matmul_batched_broadcast", [(2, 3, 4), (4, 5)],
          f"%out = amp.matmul %p0, %p1 : ({_t(2, 3, 4)}, {_t(4, 5)}) -> {_t(2, 3, 5)}", (2, 3, 5)),
     Case("matmul_batch_both", [(1, 3, 4), (2, 4, 2)],

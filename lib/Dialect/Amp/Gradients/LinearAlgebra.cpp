@@ -1,4 +1,4 @@
-//===- LinearAlgebra.cpp - gradient rules of Gemm and MatMul --------------===//
+//===- LinearAlgebra.cpp - gradient rules of Gemm, MatMul and Einsum ------===//
 //
 // The backward GEMMs are Gemm/MatMul ops again, with the transposes folded
 // into Gemm's transA/transB, so backends run them on the same GEMM path
@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "GradientModel.h"
+
+#include "amp/Dialect/Amp/Semantics/Einsum.h"
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -71,8 +73,64 @@ void gradient(MatMulOp op, GradientBuilder &gb, In rg, Grads og) {
   og[1] = gb.reshapeLike(gb.sumToShape(gB, b2), b);
 }
 
+void gradient(EinsumOp op, GradientBuilder &gb, In rg, Grads og) {
+  // The gradient of operand i is the Einsum of dY and the other operands
+  // onto operand i's letters; letters only operand i has (summed in the
+  // forward) are broadcast back, and size-1 dimensions that broadcast in
+  // the forward are summed back.
+  SmallVector<int64_t> ranks;
+  for (Value input : op.getInputs())
+    ranks.push_back(tensorType(input).getRank());
+  auto equation = semantics::resolveEinsum(
+      op.getEquation(), ranks, [&](const Twine &message) { gb.fail(message); });
+  if (failed(equation))
+    return;
+  const SmallVector<std::string> &terms = equation->inputs;
+  for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+    if (!isa<FloatType>(tensorType(input).getElementType()))
+      continue;
+    const std::string &term = terms[i];
+    auto elsewhere = [&](char c) {
+      if (equation->output.find(c) != std::string::npos)
+        return true;
+      for (auto [j, other] : llvm::enumerate(terms))
+        if (j != i && other.find(c) != std::string::npos)
+          return true;
+      return false;
+    };
+    std::string target;
+    SmallVector<int64_t> summed;
+    for (auto [pos, c] : llvm::enumerate(term)) {
+      if (term.find(c) != pos || term.rfind(c) != pos) {
+        gb.fail("einsum term '" + term + "' repeats an index (a diagonal)");
+        return;
+      }
+      if (elsewhere(c))
+        target.push_back(c);
+      else
+        summed.push_back(static_cast<int64_t>(pos));
+    }
+    std::string gradEquation = equation->output;
+    SmallVector<Value> operands{rg[0]};
+    for (auto [j, other] : llvm::enumerate(op.getInputs())) {
+      if (j == i)
+        continue;
+      gradEquation += "," + terms[j];
+      operands.push_back(other);
+    }
+    gradEquation += "->" + target;
+    Value grad = gb.create<EinsumOp>(
+        operands, {gb.attr("equation", StringRef(gradEquation))});
+    if (!summed.empty())
+      grad = gb.create<ExpandOp>(
+          {gb.create<UnsqueezeOp>({grad, gb.i64s(summed)}),
+           gb.shapeOf(input)});
+    og[i] = gb.sumToShape(grad, input);
+  }
+}
+
 void registerLinearAlgebraGradients(MLIRContext *context) {
-  attachGradientModels<GemmOp, MatMulOp>(context);
+  attachGradientModels<GemmOp, MatMulOp, EinsumOp>(context);
 }
 
 } // namespace mlir::amp::gradients

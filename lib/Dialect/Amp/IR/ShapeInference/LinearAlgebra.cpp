@@ -2,6 +2,8 @@
 
 #include "ShapeInferenceUtils.h"
 
+#include "amp/Dialect/Amp/Semantics/Einsum.h"
+
 using namespace mlir;
 using namespace mlir::amp;
 using namespace mlir::amp::shape;
@@ -43,98 +45,49 @@ LogicalResult shape::inferGemm(InferenceContext &ctx,
 
 LogicalResult shape::inferEinsum(InferenceContext &ctx, StringRef equationAttr,
                                  Types &results) {
-  std::string equation;
-  for (char c : equationAttr)
-    if (c != ' ')
-      equation.push_back(c);
-  // Letters index the maps below: any other byte (0xff is DenseMap's empty
-  // key) is refused first.
-  for (char c : equation)
-    if (!llvm::isAlpha(c) && !StringRef(",->.").contains(c))
-      return ctx.emitError(
-          "einsum equation has the character 0x" +
-          llvm::utohexstr(static_cast<unsigned char>(c)) +
-          "; only letters, ',', '->' and '...' are allowed");
   if (ctx.getNumOperands() == 0 || failed(requireTensor(ctx, 0)) ||
       failed(requireSameElementTypes(ctx, 0, ctx.getNumOperands())))
     return failure();
-  StringRef eq(equation);
-  auto [lhs, rhs] = eq.split("->");
-  bool explicitOutput = eq.contains("->");
-  SmallVector<StringRef> terms;
-  lhs.split(terms, ',');
-  if (terms.size() != ctx.getNumOperands())
-    return ctx.emitError("einsum equation has " + llvm::Twine(terms.size()) +
-                         " input terms for " +
-                         llvm::Twine(ctx.getNumOperands()) + " operands");
-  llvm::DenseMap<char, int64_t> letterSize;
-  llvm::DenseMap<char, int> letterCount;
-  SmallVector<int64_t> ellipsisShape;
-  for (auto [index, term] : llvm::enumerate(terms)) {
-    if (failed(requireTensor(ctx, index)))
+  SmallVector<int64_t> ranks;
+  for (unsigned i = 0; i < ctx.getNumOperands(); ++i) {
+    if (failed(requireTensor(ctx, i)))
       return failure();
+    ranks.push_back(ctx.getTensorType(i).getRank());
+  }
+  bool reported = false;
+  auto equation = semantics::resolveEinsum(
+      equationAttr, ranks, [&](const Twine &message) {
+        reported = true;
+        (void)ctx.emitError(message);
+      });
+  if (failed(equation))
+    return reported ? failure() : ctx.emitError("invalid einsum equation");
+  // One size per letter; a size-1 dimension broadcasts (ellipsis
+  // dimensions share letters right-aligned, so they broadcast too).
+  llvm::DenseMap<char, int64_t> letterSize;
+  for (auto [index, term] : llvm::enumerate(equation->inputs)) {
     ArrayRef<int64_t> dims = ctx.getTensorType(index).getShape();
-    size_t ellipsis = term.find("...");
-    size_t letters = term.size() - (ellipsis == StringRef::npos ? 0 : 3);
-    if (letters > dims.size() ||
-        (ellipsis == StringRef::npos && letters != dims.size()))
-      return ctx.emitError("einsum term '" + term + "' does not match rank " +
-                           llvm::Twine(dims.size()));
-    size_t ellipsisRank = dims.size() - letters;
-    size_t dim = 0;
-    for (size_t pos = 0; pos < term.size(); ++pos) {
-      if (pos == ellipsis) {
-        SmallVector<int64_t> broadcast;
-        if (!OpTrait::util::getBroadcastedShape(
-                ellipsisShape, dims.slice(dim, ellipsisRank), broadcast))
-          return ctx.emitError("einsum ellipsis dimensions do not broadcast");
-        ellipsisShape = std::move(broadcast);
-        dim += ellipsisRank;
-        pos += 2;
-        continue;
-      }
-      char letter = term[pos];
-      if (!llvm::isAlpha(letter))
-        return ctx.emitError("invalid einsum equation '" + eq + "'");
-      int64_t size = dims[dim++];
+    for (auto [letter, size] : llvm::zip(term, dims)) {
       auto [it, inserted] = letterSize.try_emplace(letter, size);
-      if (!inserted && ShapedType::isDynamic(it->second))
-        it->second = size;
-      else if (!inserted && !ShapedType::isDynamic(size) &&
-               it->second != size && it->second != 1 && size != 1)
+      if (inserted)
+        continue;
+      if (ShapedType::isDynamic(it->second) || it->second == 1)
+        it->second = size == 1 && !ShapedType::isDynamic(it->second)
+                         ? it->second
+                         : size;
+      else if (!ShapedType::isDynamic(size) && it->second != size &&
+               size != 1 && !equationAttr.contains(letter))
+        return ctx.emitError("einsum ellipsis dimensions do not broadcast");
+      else if (!ShapedType::isDynamic(size) && it->second != size &&
+               size != 1)
         return ctx.emitError("einsum index '" + llvm::Twine(letter) +
                              "' has sizes " + llvm::Twine(it->second) +
                              " and " + llvm::Twine(size));
-      else if (!inserted && it->second == 1)
-        it->second = size;
-      ++letterCount[letter];
     }
-  }
-  std::string output;
-  if (explicitOutput) {
-    output = rhs.str();
-  } else {
-    output = "...";
-    SmallVector<char> singles;
-    for (auto [letter, count] : letterCount)
-      if (count == 1)
-        singles.push_back(letter);
-    llvm::sort(singles);
-    output.append(singles.begin(), singles.end());
   }
   SmallVector<int64_t> shape;
-  for (size_t pos = 0; pos < output.size(); ++pos) {
-    if (StringRef(output).substr(pos).starts_with("...")) {
-      shape.append(ellipsisShape.begin(), ellipsisShape.end());
-      pos += 2;
-      continue;
-    }
-    auto it = letterSize.find(output[pos]);
-    if (it == letterSize.end())
-      return ctx.emitError("einsum output index '" + llvm::Twine(output[pos]) +
-                           "' does not appear in the inputs");
-    shape.push_back(it->second);
-  }
+  for (char letter : equation->output)
+    shape.push_back(letterSize.lookup(letter));
   results.push_back(tensorOf(shape, ctx.getTensorType(0).getElementType()));
   return success();
 }
