@@ -728,7 +728,16 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
                     llvm::Twine(op->getNumResults()));
 
   SmallVector<Value> results(op->getResults());
-  if (options.foldConstants) {
+  // A marked initializer is a parameter to train: an op that reads it
+  // (PyTorch's GroupNorm exports Unsqueeze(weight)) is kept, not folded
+  // into a new constant that the train-step builder would not see.
+  bool readsParameter =
+      options.markInitializers &&
+      llvm::any_of(op->getOperands(), [](Value operand) {
+        Operation *def = operand.getDefiningOp();
+        return def && def->hasAttr(kInitializerAttrName);
+      });
+  if (options.foldConstants && !readsParameter) {
     SmallVector<Value> folded;
     if (succeeded(builder.tryFold(op, folded)) && !folded.empty()) {
       op->erase();

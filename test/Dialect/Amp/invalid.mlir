@@ -276,3 +276,24 @@ func.func @max_pool_huge_stride(%x: tensor<1x2x4x4xf32>) -> tensor<?x?x?x?xf32> 
   %y, %i = amp.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 1099511627776, 1>} : (tensor<1x2x4x4xf32>) -> (tensor<?x?x?x?xf32>, tensor<?x?x?x?xi64>)
   return %y : tensor<?x?x?x?xf32>
 }
+
+// -----
+
+// Reshape(x, Shape(y)) takes y's static sizes (here 8 and 4, not 9).
+func.func @reshape_like_shape(%x: tensor<?x32xf32>, %y: tensor<?x8x4xf32>) -> tensor<?x9x4xf32> {
+  %s = amp.shape %y : (tensor<?x8x4xf32>) -> tensor<3xi64>
+  // expected-error @+2 {{inferred type(s) 'tensor<?x8x4xf32>' are incompatible with return type(s) of operation 'tensor<?x9x4xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.reshape %x, %s : (tensor<?x32xf32>, tensor<3xi64>) -> tensor<?x9x4xf32>
+  return %0 : tensor<?x9x4xf32>
+}
+
+// -----
+
+func.func @reshape_like_shape_count(%x: tensor<2x3xf32>, %y: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %s = amp.shape %y : (tensor<4x2xf32>) -> tensor<2xi64>
+  // expected-error @+2 {{cannot reshape 6 elements into 8}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.reshape %x, %s : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}

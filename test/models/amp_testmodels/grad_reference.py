@@ -1,8 +1,9 @@
 """Gradients of real architectures from PyTorch autograd (Debian python3).
 
-    python3 grad_reference.py --model resnet18|bert_encoder|gpt2_decoder --out DIR
+    python3 grad_reference.py --model resnet18|bert_encoder|gpt2_decoder|unet_small|einsum_encoder --out DIR
 
-Builds the model of export_torch.build_model (seeded random weights),
+Builds the model of export_torch.build_model, or one of the two below
+(seeded random weights),
 exports it (ResNet-18 in training mode, so BatchNormalization uses batch
 statistics; the transformers in eval mode, which for them only removes
 dropout), and computes the gradient of the mean squared error between the
@@ -25,11 +26,78 @@ from amp_testmodels.export_torch import build_model  # noqa: E402,F401
 BATCH = 2
 
 
+class SmallUNet(nn.Module):
+    """A UNet-style block: GroupNorm (exported as InstanceNormalization at
+    opset 17), a strided down convolution, a ConvTranspose and bilinear and
+    nearest Resize up paths, and skip connections (an add and a concat)."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv2d(3, 8, 3, padding=1)
+        self.norm1 = nn.GroupNorm(2, 8)
+        self.down = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.norm2 = nn.GroupNorm(4, 16)
+        self.mid = nn.Conv2d(16, 16, 3, padding=1)
+        self.up = nn.ConvTranspose2d(16, 8, 2, stride=2)
+        self.lateral = nn.Conv2d(16, 8, 1)
+        self.dec = nn.Conv2d(16, 8, 3, padding=1)
+        self.norm3 = nn.GroupNorm(2, 8)
+        self.out = nn.Conv2d(8, 3, 1)
+
+    def forward(self, x):
+        e = nn.functional.silu(self.norm1(self.enc(x)))
+        d = nn.functional.silu(self.norm2(self.down(e)))
+        m = nn.functional.silu(self.mid(d)) + d
+        r = self.lateral(m)
+        u = (self.up(m)
+             + nn.functional.interpolate(r, scale_factor=2.0, mode="bilinear",
+                                         align_corners=False)
+             + 0.5 * nn.functional.interpolate(r, scale_factor=2.0, mode="nearest"))
+        h = nn.functional.silu(self.norm3(self.dec(torch.cat([u, e], 1))))
+        return self.out(h)
+
+
+class EinsumEncoder(nn.Module):
+    """A transformer encoder layer whose attention is written with
+    torch.einsum (exported as Einsum), post-LayerNorm, GELU feed-forward."""
+
+    def __init__(self, width=16, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(width, 3 * width)
+        self.proj = nn.Linear(width, width)
+        self.ln1 = nn.LayerNorm(width)
+        self.ff1 = nn.Linear(width, 2 * width)
+        self.ff2 = nn.Linear(2 * width, width)
+        self.ln2 = nn.LayerNorm(width)
+
+    def forward(self, x):
+        batch, seq, width = x.shape
+        head = width // self.heads
+        q, k, v = self.qkv(x).reshape(batch, seq, 3, self.heads, head).unbind(2)
+        scores = torch.einsum("bqhd,bkhd->bhqk", q, k) / head ** 0.5
+        attended = torch.einsum("bhqk,bkhd->bqhd", scores.softmax(-1), v)
+        x = self.ln1(x + self.proj(attended.reshape(batch, seq, width)))
+        return self.ln2(x + self.ff2(nn.functional.gelu(self.ff1(x))))
+
+
+LOCAL_MODELS = {
+    "unet_small": (SmallUNet, (1, 3, 16, 16)),
+    "einsum_encoder": (EinsumEncoder, (1, 6, 16)),
+}
+
+
+def build_local(name):
+    torch.manual_seed(0)
+    cls, shape = LOCAL_MODELS[name]
+    return cls().eval(), (torch.zeros(shape),)
+
+
 def build(name):
     """The model with every parameter perturbed: torch.onnx.export merges
     initializers with equal values (LayerNorm weights start as all ones),
     which would tie parameters that PyTorch trains separately."""
-    model, example = build_model(name)
+    model, example = build_local(name) if name in LOCAL_MODELS else build_model(name)
     gen = torch.Generator().manual_seed(2)
     with torch.no_grad():
         for p in model.parameters():
@@ -40,7 +108,8 @@ def build(name):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", required=True,
-                        choices=["resnet18", "bert_encoder", "gpt2_decoder"])
+                        choices=["resnet18", "bert_encoder", "gpt2_decoder"]
+                        + sorted(LOCAL_MODELS))
     parser.add_argument("--out", required=True)
     parser.add_argument("--float64", action="store_true",
                         help="export and differentiate in double precision")

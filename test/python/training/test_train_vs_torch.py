@@ -99,11 +99,15 @@ def test_small_model_gradients(model, amp_opt, amp_run, tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model", ["resnet18", "bert_encoder", "gpt2_decoder"])
+@pytest.mark.parametrize("model", ["resnet18", "bert_encoder", "gpt2_decoder", "unet_small",
+                                   "einsum_encoder"])
 def test_real_model_gradients(model, amp_opt, amp_run, tmp_path_factory):
     """ResNet-18 with training-mode BatchNormalization, the BERT-style
     encoder and the GPT-2-style decoder (embeddings as Gather, LayerNorm,
-    attention, GELU), MSE against random targets on a batch of 2.
+    attention, GELU), a UNet-style block (GroupNorm as
+    InstanceNormalization, ConvTranspose, bilinear and nearest Resize,
+    skip connections) and an encoder whose attention is two Einsums; MSE
+    against random targets on a batch of 2.
 
     ResNet-18 runs in float64 on both sides (measured: 2e-11). In fp32 its
     gradient is not a well-conditioned quantity: some pre-activations of
@@ -122,6 +126,25 @@ def test_real_model_gradients(model, amp_opt, amp_run, tmp_path_factory):
     assert sorted(grads) == sorted(names)
     worst = max((_rel(grads[n], ref[f"grad.{n}"]), n) for n in names)
     assert worst[0] < (1e-9 if extra else 1e-4), worst
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["unet_small", "einsum_encoder"])
+def test_fp16_dynamic_scaling_tracks_fp32(model, amp_run, tmp_path_factory):
+    """30 AdamW steps in fp16 with dynamic loss scaling (GradScaler's
+    defaults: the first step overflows at 2^16 and is skipped) follow the
+    fp32 run shifted by the skipped steps (measured: within 7e-4)."""
+    folder = _reference(tmp_path_factory, "grad_reference.py", "--model", model)
+    flags = ["--loss", "mse", "--optimizer", "adamw", "--lr", "0.01"]
+    fp32, _ = _train(amp_run, folder, *flags, batch=2, steps=30)
+    fp16, state = _train(amp_run, folder, *flags, "--amp-type", "f16", batch=2, steps=30)
+    log = np.loadtxt(folder / "log.csv", delimiter=",", skiprows=1, ndmin=2)
+    skipped = int(log[-1, 5])
+    assert 1 <= skipped <= 3, log[:, 5]
+    assert np.all(np.isfinite(fp16)) and fp16[-1] < fp16[0] / 4, fp16
+    shifted = np.abs(fp16[skipped:] - fp32[:len(fp32) - skipped]) / fp32[:len(fp32) - skipped]
+    assert shifted.max() < 5e-3, shifted
+    assert all(np.all(np.isfinite(v)) for v in state.values())
 
 
 def _train(amp_run, folder, *flags, data="x.npy", labels="y.npy", batch=16, steps=None):

@@ -52,7 +52,8 @@ struct ONNXImportOptions {
   int64_t denseElementsLimit = 16;
   /// Mark the constants made from graph initializers with the unit
   /// attribute `amp.initializer` (the train-step builder's parameters and
-  /// buffers); the location already names them.
+  /// buffers); the location already names them. Ops that read a marked
+  /// initializer are not folded.
   bool markInitializers = false;
   /// Resource caps (tensor sizes, initializer bytes, nodes, nesting).
   ModelLimits limits;

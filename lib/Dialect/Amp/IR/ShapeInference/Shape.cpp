@@ -2,6 +2,8 @@
 
 #include "ShapeInferenceUtils.h"
 
+#include "amp/Dialect/Amp/IR/AmpOps.h"
+
 using namespace mlir;
 using namespace mlir::amp;
 using namespace mlir::amp::shape;
@@ -49,9 +51,33 @@ LogicalResult shape::inferReshape(InferenceContext &ctx, bool allowZero,
     if (failed(checkRankFromLength(ctx, shapeType->getDimSize(0),
                                    "Reshape 'shape'")))
       return failure();
-    results.push_back(
-        tensorOf(SmallVector<int64_t>(shapeType->getDimSize(0), kDynamic),
-                 x->getElementType()));
+    SmallVector<int64_t> shape(shapeType->getDimSize(0), kDynamic);
+    // Reshape(x, Shape(y)) (PyTorch's GroupNorm, view_as): y's sizes where
+    // they are static, unless one is 0 (which would copy x's size).
+    if (auto source = ctx.getOperands()[1].getDefiningOp<ShapeOp>()) {
+      auto sourceType = dyn_cast<RankedTensorType>(source.getData().getType());
+      if (sourceType) {
+        int64_t rank = sourceType.getRank();
+        auto clamp = [&](int64_t i) {
+          return std::clamp<int64_t>(i < 0 ? i + rank : i, 0, rank);
+        };
+        int64_t start = clamp(source.getStart().value_or(0));
+        int64_t end = clamp(source.getEnd().value_or(rank));
+        ArrayRef<int64_t> sizes =
+            sourceType.getShape().slice(start, std::max<int64_t>(end - start, 0));
+        if (sizes.size() == shape.size() &&
+            (allowZero || !llvm::is_contained(sizes, 0)))
+          shape.assign(sizes.begin(), sizes.end());
+        auto target = RankedTensorType::get(shape, x->getElementType());
+        if (x->hasStaticShape() && target.hasStaticShape() &&
+            target.getNumElements() != x->getNumElements())
+          return ctx.emitError("cannot reshape " +
+                               llvm::Twine(x->getNumElements()) +
+                               " elements into " +
+                               llvm::Twine(target.getNumElements()));
+      }
+    }
+    results.push_back(tensorOf(shape, x->getElementType()));
     return success();
   }
   SmallVector<int64_t> shape;
