@@ -113,6 +113,10 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--float64", action="store_true",
                         help="export and differentiate in double precision")
+    parser.add_argument("--conditioning", action="store_true",
+                        help="also write spread.<name>: the relative L2 change of "
+                        "PyTorch's own gradients when every weight moves by a "
+                        "random 1e-6 relative perturbation")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     model, (example,) = build(args.model)
@@ -154,7 +158,40 @@ def main():
     np.save(os.path.join(args.out, "x.npy"), x.numpy())
     np.save(os.path.join(args.out, "y.npy"), target.numpy())
     grads = {f"grad.{n}": p.grad.numpy() for n, p in model.named_parameters()}
+    if args.conditioning:
+        grads.update(conditioning(args.model, dtype, x, target, grads))
     np.savez(os.path.join(args.out, "reference.npz"), loss=loss.item(), **grads)
+
+
+def conditioning(name, dtype, x, target, grads):
+    """spread.<name>: how far PyTorch's gradients move when the weights move
+    by 1e-6 relative (random signs); exact.<name>: the same gradients in
+    float64 (same weights and data), against which both PyTorch's and
+    amp's fp32 rounding can be measured."""
+    exact = {}
+    model, _ = build(name)
+    model = model.double()
+    model.train() if name == "resnet18" else model.eval()
+    nn.functional.mse_loss(model(x.double()), target.double()).backward()
+    for n, p in model.named_parameters():
+        exact[f"exact.{n}"] = p.grad.numpy()
+    model, _ = build(name)
+    model = model.to(dtype)
+    model.train() if name == "resnet18" else model.eval()
+    gen = torch.Generator().manual_seed(3)
+    with torch.no_grad():
+        for p in model.parameters():
+            sign = torch.randint(0, 2, p.shape, generator=gen).to(p.dtype) * 2 - 1
+            p.mul_(1 + 1e-6 * sign)
+    nn.functional.mse_loss(model(x), target).backward()
+    spread = {}
+    for n, p in model.named_parameters():
+        ref = grads[f"grad.{n}"]
+        norm = max(float(np.linalg.norm(ref)), 1e-30)
+        spread[f"spread.{n}"] = np.array(
+            float(np.linalg.norm(p.grad.numpy() - ref)) / norm)
+    spread.update(exact)
+    return spread
 
 
 if __name__ == "__main__":
