@@ -193,6 +193,15 @@ def plain_export(folder, name, opset=17):
     return cached_export(folder, name, opset)
 
 
+def require_debian_torch():
+    """Fails the calling test unless Debian's torch is installed: a missing
+    test dependency is an error, never a skip (scripts/amp.sh installs
+    python3-torch and python3-torchvision)."""
+    if not has_debian_torch():
+        pytest.fail(f"{DEBIAN_PYTHON} cannot import torch and torchvision "
+                    "(install Debian's python3-torch python3-torchvision)")
+
+
 def has_debian_torch():
     """Whether Debian's python3-torch and python3-torchvision are installed
     (the torch model exports run under /usr/bin/python3)."""

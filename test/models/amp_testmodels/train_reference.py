@@ -15,6 +15,7 @@ batch after batch), DIR/reference.npz with `losses` (per step), `grad.<name>`
 """
 
 import argparse
+import math
 import os
 
 import numpy as np
@@ -105,6 +106,15 @@ def main():
     parser.add_argument("--nesterov", action="store_true")
     parser.add_argument("--weight-decay", type=float, default=None)
     parser.add_argument("--clip-grad-norm", type=float, default=0.0)
+    parser.add_argument("--beta1", type=float, default=0.9)
+    parser.add_argument("--beta2", type=float, default=0.999)
+    parser.add_argument("--eps", type=float, default=1e-8)
+    parser.add_argument("--lr-schedule", choices=["constant", "linear", "cosine", "step"],
+                        default="constant")
+    parser.add_argument("--warmup-steps", type=int, default=0)
+    parser.add_argument("--total-steps", type=int, default=0)
+    parser.add_argument("--lr-step-size", type=int, default=1)
+    parser.add_argument("--lr-gamma", type=float, default=0.1)
     args = parser.parse_args()
 
     os.makedirs(args.out, exist_ok=True)
@@ -114,19 +124,23 @@ def main():
     np.save(os.path.join(args.out, "x.npy"), x)
     np.save(os.path.join(args.out, "y.npy"), y)
 
-    model, _, _ = build(args.model)  # the same initial weights
+    # Train the exported module itself: exporting in training mode ran it
+    # once, which moved BatchNorm's running statistics, and the ONNX file
+    # holds the moved ones (a rebuilt module would start from others).
     model.train()
     if args.optimizer == "adamw":
         wd = 0.01 if args.weight_decay is None else args.weight_decay
-        opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=wd)
+        opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=wd,
+                                betas=(args.beta1, args.beta2), eps=args.eps)
     else:
         momentum = args.momentum if args.momentum is not None else (
             0.9 if args.optimizer == "momentum" else 0.0)
         opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=momentum,
                               nesterov=args.nesterov,
                               weight_decay=args.weight_decay or 0.0)
+    scheduler = make_scheduler(opt, args)
     criterion = nn.CrossEntropyLoss() if loss_kind == "cross-entropy" else nn.MSELoss()
-    losses, grads = [], {}
+    losses, grads, lrs = [], {}, []
     for step in range(args.steps):
         xb = torch.from_numpy(x[step * args.batch:(step + 1) * args.batch])
         yb = torch.from_numpy(y[step * args.batch:(step + 1) * args.batch])
@@ -138,11 +152,40 @@ def main():
                      for n, p in model.named_parameters()}
         if args.clip_grad_norm > 0:
             nn.utils.clip_grad_norm_(model.parameters(), args.clip_grad_norm)
+        lrs.append(opt.param_groups[0]["lr"])
         opt.step()
+        if scheduler is not None:
+            scheduler.step()
         losses.append(loss.item())
     params = {f"param.{n}": p.detach().numpy() for n, p in model.named_parameters()}
+    # BatchNorm's running statistics (num_batches_tracked is not exported).
+    buffers = {f"buffer.{n}": b.detach().numpy() for n, b in model.named_buffers()
+               if b.is_floating_point()}
     np.savez(os.path.join(args.out, "reference.npz"), losses=np.array(losses),
-             **grads, **params)
+             lrs=np.array(lrs), **grads, **params, **buffers)
+
+
+def make_scheduler(opt, args):
+    """PyTorch's StepLR, or a LambdaLR with Hugging Face's warm-up, linear
+    and cosine formulas (transformers' get_*_schedule_with_warmup), stepped
+    after every optimizer step."""
+    warmup, total = args.warmup_steps, args.total_steps
+    if args.lr_schedule == "step":
+        return torch.optim.lr_scheduler.StepLR(opt, args.lr_step_size, args.lr_gamma)
+    if args.lr_schedule == "constant" and not warmup:
+        return None
+
+    def factor(t):
+        if t < warmup:
+            return t / max(1, warmup)
+        if args.lr_schedule == "linear":
+            return max(0.0, (total - t) / max(1, total - warmup))
+        if args.lr_schedule == "cosine":
+            progress = min(1.0, (t - warmup) / max(1, total - warmup))
+            return 0.5 * (1.0 + math.cos(math.pi * progress))
+        return 1.0
+
+    return torch.optim.lr_scheduler.LambdaLR(opt, factor)
 
 
 if __name__ == "__main__":

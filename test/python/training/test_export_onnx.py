@@ -11,18 +11,19 @@ import subprocess
 import numpy as np
 import pytest
 
-from amp_test_utils import DEBIAN_PYTHON, has_debian_torch
+import onnx
+import onnxruntime as ort
+from onnx import numpy_helper
 
-onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
-from onnx import numpy_helper  # noqa: E402
+from amp_test_utils import DEBIAN_PYTHON, require_debian_torch
 
 MODELS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))), "test", "models",
     "amp_testmodels")
 
-pytestmark = pytest.mark.skipif(not has_debian_torch(),
-                                reason="needs Debian's python3-torch")
+@pytest.fixture(autouse=True)
+def _needs_debian_torch():
+    require_debian_torch()
 
 
 def _run(cmd, ok=True):

@@ -37,7 +37,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from amp_test_utils import DEBIAN_PYTHON, has_debian_torch
+from amp_test_utils import DEBIAN_PYTHON, require_debian_torch
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 MODELS_DIR = os.path.join(REPO, "test", "models")
@@ -123,9 +123,8 @@ export(model, shape, sys.argv[2])
 
 @pytest.fixture(scope="module")
 def mlp(tmp_path_factory):
-    """The exported mlp (model.onnx path); skips without Debian's torch."""
-    if not has_debian_torch():
-        pytest.skip("Debian python3-torch/torchvision not installed (/usr/bin/python3)")
+    """The exported mlp (model.onnx path); fails without Debian's torch."""
+    require_debian_torch()
     path = tmp_path_factory.mktemp("mlp") / "model.onnx"
     proc = subprocess.run([DEBIAN_PYTHON, "-c", _EXPORT, MODELS_DIR, str(path)],
                           capture_output=True, text=True, timeout=300)
@@ -239,21 +238,31 @@ def test_scale_sequence_matches_rule(amp_run, mlp, tmp_path, init, growth, backo
 # --------------------------------------------------------------------------
 
 
-def test_skipped_step_leaves_no_trace(amp_run, mlp, tmp_path):
+OPTIMIZER_STATE = {
+    "momentum": ("momentum_buffer",),
+    "adamw": ("exp_avg", "exp_avg_sq"),
+}
+
+
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZER_STATE))
+def test_skipped_step_leaves_no_trace(amp_run, mlp, tmp_path, optimizer):
     """GradScaler.step skips optimizer.step() on inf: run A with NaN in batch k
-    must end, after the same clean steps, with parameters, momentum buffers
+    must end, after the same clean steps, with parameters, optimizer state
+    (momentum buffers; AdamW's moments, whose bias correction reads `step`)
     and `step` bit-identical to run B whose data simply omits batch k; only
     the scaler differs (A's scale = B's * backoff, A's tracker restarted at
     the skip). The interval is large so B never grows."""
     k, steps = 3, 10
     x, y = make_data(steps, (k,), seed=7)
     keep = np.r_[0:k * BATCH, (k + 1) * BATCH:steps * BATCH]
-    common = (*F16, "--optimizer", "momentum", "--lr", "0.1", "--loss-scale-interval", 1000)
+    lr = "0.1" if optimizer == "momentum" else "0.01"
+    common = (*F16, "--optimizer", optimizer, "--lr", lr, "--loss-scale-interval", 1000)
     a = train(amp_run, mlp, tmp_path, x, y, steps, *common, name="a")
     b = train(amp_run, mlp, tmp_path, x[keep], y[keep], steps - 1, *common, name="b")
     assert found_inf(a) == flags_for(steps, (k,))
     assert found_inf(b) == [0] * (steps - 1)
-    state_keys = [*PARAMS, *(f"{p}.momentum_buffer" for p in PARAMS), "step"]
+    state_keys = [*PARAMS, *(f"{p}.{s}" for p in PARAMS for s in OPTIMIZER_STATE[optimizer]),
+                  "step"]
     assert sorted(a.state) == sorted(b.state)
     assert_bit_identical(a.state, b.state, state_keys)
     assert int(a.state["step"]) == steps - 1
@@ -264,8 +273,9 @@ def test_skipped_step_leaves_no_trace(amp_run, mlp, tmp_path):
     # The clean steps saw the same parameters, hence the same losses.
     a_losses = [v for i, v in enumerate(a.log["loss"]) if i != k]
     assert a_losses == b.log["loss"]
-    # Sanity: the momentum state is live (nonzero), so the comparison means something.
-    assert np.any(a.state["fc1.weight.momentum_buffer"] != 0)
+    # Sanity: the optimizer state is live (nonzero), so the comparison means something.
+    for slot in OPTIMIZER_STATE[optimizer]:
+        assert np.any(a.state[f"fc1.weight.{slot}"] != 0), slot
 
 
 # --------------------------------------------------------------------------
