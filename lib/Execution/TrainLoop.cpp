@@ -507,10 +507,15 @@ void Trainer::accumulatedStep(
         grads[name] = std::move(out[i]);
     }
   }
+  // One process: no other rank's overflow flag to honour.
+  Tensor noFoundInf;
+  noFoundInf.elementType = amp_runtime::ElementType::F32;
+  noFoundInf.bytes.assign(4, 0);
   args.assign(layout.apply->args.size(), Tensor());
   for (auto [i, arg] : llvm::enumerate(layout.apply->args))
-    args[i] = arg.first == "grad" ? grads[arg.second]
-                                  : state[byName.lookup(arg.second)];
+    args[i] = arg.first == "grad"        ? grads[arg.second]
+              : arg.first == "found_inf" ? noFoundInf
+                                         : state[byName.lookup(arg.second)];
   apply->run(args, out);
   results.assign(layout.resultRoles.size(), Tensor());
   for (auto [i, result] : llvm::enumerate(layout.apply->results)) {

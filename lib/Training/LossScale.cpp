@@ -175,7 +175,12 @@ static LogicalResult scaleStep(func::FuncOp func, MultiTensorUnscaleCheckOp chec
   // step keep their input values (the schedule, a function of `step`, does
   // not advance); the scale updates.
   builder.setInsertionPoint(ret);
+  // The step's `found_inf` result: the check's, or'ed with the caller's
+  // flag where the function takes one (@apply_gradients).
   Value foundInf = check.getFoundInf();
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (roleOf(func, i, true) == "found_inf")
+      foundInf = ret.getOperand(i);
   Value skip = gb.create<GreaterOp>({foundInf, gb.scalar(f32, 0.0)});
   llvm::StringMap<Value> inputs;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)

@@ -413,6 +413,9 @@ struct UpdateInputs {
   SmallVector<Value> params, grads;
   SmallVector<SmallVector<Value>> optimizerState;
   Value step;
+  /// @apply_gradients' `found_inf` argument: the caller's overflow flag
+  /// (a reduction over ranks), or'ed into the step's own.
+  Value externalFoundInf;
 };
 /// What it produces.
 struct UpdateResults {
@@ -441,6 +444,10 @@ static FailureOr<UpdateResults> buildUpdate(GradientBuilder &gb,
     g[i] = results[i];
   out.foundInf = results[numParams];
   out.nonfinite = results[numParams + 1];
+  // A flag from the caller forces the skip on every rank alike; the
+  // result is the flag this step acted on.
+  if (in.externalFoundInf)
+    out.foundInf = gb.create<MaxOp>({out.foundInf, in.externalFoundInf});
   // Clipping acts on the unscaled gradients.
   if (options.clipGradNorm > 0)
     clipGradNorm(gb, options.clipGradNorm, g);
@@ -629,8 +636,8 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
       return failure();
     setResults(compute, cresults, cnames);
 
-    // @apply_gradients(params, optimizer, scaler, step, grads) -> (params,
-    //                  optimizer, scaler, step, found_inf, nonfinite, lr).
+    // @apply_gradients(params, optimizer, scaler, step, grads, found_inf)
+    //   -> (params, optimizer, scaler, step, found_inf, nonfinite, lr).
     OpBuilder mb(context);
     mb.setInsertionPointAfter(step);
     auto apply = mb.create<func::FuncOp>(
@@ -646,6 +653,9 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
     for (unsigned p = 0; p < numParams; ++p)
       ain.grads.push_back(insertStateArgument(apply, aindex++, paramTypes[p],
                                               gradName(p), "grad"));
+    ain.externalFoundInf = insertStateArgument(
+        apply, aindex++, RankedTensorType::get({}, Float32Type::get(context)),
+        "found_inf", "found_inf");
     OpBuilder abuilder(ablock->getTerminator());
     GradientBuilder agb(abuilder, apply.getLoc());
     FailureOr<UpdateResults> aout = buildUpdate(agb, options, ain);

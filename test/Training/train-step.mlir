@@ -16,6 +16,7 @@
 // RUN: amp-opt %S/Inputs/mlp.mlir --train --amp-type=f16 --loss-scale-hysteresis=3 2>/dev/null | FileCheck %s --check-prefix=HYST
 // RUN: amp-opt %S/Inputs/mlp.mlir --train --amp-opt-level=0 --frozen='fc1\..*' 2>/dev/null | FileCheck %s --check-prefix=FROZEN
 // RUN: amp-opt %S/Inputs/mlp.mlir --train --amp-opt-level=0 --static-batch=8 --split-step 2>/dev/null | FileCheck %s --check-prefix=SPLIT
+// RUN: amp-opt %S/Inputs/mlp.mlir --train --amp-type=f16 --static-batch=8 --split-step 2>/dev/null | FileCheck %s --check-prefix=SPLIT16
 // RUN: amp-opt %S/Inputs/dropout.mlir --train --amp-opt-level=0 2>/dev/null | FileCheck %s --check-prefix=DROP
 // RUN: amp-opt %S/Inputs/dropout.mlir --train --amp-type=f16 --split-step --static-batch=2 2>/dev/null | FileCheck %s --check-prefix=DROP16
 
@@ -116,6 +117,14 @@
 // FROZEN-LABEL: func.func @train_step(%arg0: tensor<3x5xf32> {amp.name = "fc2.weight", amp.role = "param"}, %arg1: tensor<i64>
 // FROZEN: amp.constant dense<5.000000e-01> : tensor<5x4xf32>
 
+// @apply_gradients takes the caller's found_inf (a reduction over ranks):
+// the skip and the scale update act on the maximum of it and its own.
+// SPLIT16-LABEL: func.func @apply_gradients(
+// SPLIT16-SAME: %[[EXT:[a-z0-9]+]]: tensor<f32> {amp.name = "found_inf", amp.role = "found_inf"})
+// SPLIT16: %{{.*}}, %[[OWN:.*]], %{{.*}} = amp.multi_tensor_unscale_check
+// SPLIT16: %[[ANY:.*]] = amp.max %[[OWN]], %[[EXT]]
+// SPLIT16: amp.greater %[[ANY]],
+// SPLIT16: return {{.*}}, %[[ANY]], %{{.*}}, %{{.*}} :
 // SPLIT-LABEL: func.func @main(
 // SPLIT-SAME: tensor<?x4xf32>
 // SPLIT-LABEL: func.func @compute_gradients(
@@ -125,6 +134,7 @@
 // SPLIT-LABEL: func.func @train_step(
 // SPLIT-LABEL: func.func @apply_gradients(
 // SPLIT-SAME: {amp.name = "fc1.weight.grad", amp.role = "grad"}
+// SPLIT-SAME: %[[EXT:.*]]: tensor<f32> {amp.name = "found_inf", amp.role = "found_inf"})
 // SPLIT-SAME: -> (tensor<5x4xf32> {amp.name = "fc1.weight", amp.role = "param"}
 
 // Training-mode Dropout: the eval @main has none; @train_step draws a keep

@@ -32,6 +32,7 @@ CSV steps are 1-based (``step`` column = k + 1); this file counts steps from 0.
 
 import csv
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -631,3 +632,75 @@ def test_unscaled_overflow_stops_with_the_parameters(amp_run, mlp, tmp_path):
     assert "step 2 produced non-finite gradients in: fc1.weight, fc1.bias, " \
            "fc2.weight, fc2.bias" in err, err
     assert "without loss scaling the step is not skipped" in err
+
+
+# --------------------------------------------------------------------------
+# 7. @apply_gradients' found_inf input (sharded engines)
+# --------------------------------------------------------------------------
+
+MLP_MLIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "Training", "Inputs", "mlp.mlir")
+
+
+def _signature(text, func):
+    """[(name, role)] of the arguments and of the results of @func."""
+    head = text[text.index(f"func.func @{func}("):]
+    head = head[:head.index("{\n")]
+    args, results = head.split(") -> (", 1)
+    pattern = r'\{amp\.name = "([^"]+)", amp\.role = "(\w+)"\}'
+    return re.findall(pattern, args), re.findall(pattern, results)
+
+
+@pytest.mark.parametrize("scaled", [True, False], ids=["f16-dynamic", "fp32-unscaled"])
+def test_apply_gradients_found_inf_input(amp_opt, amp_run, tmp_path, scaled):
+    """A caller's found_inf (every rank's overflow, reduced) makes
+    @apply_gradients skip on clean gradients exactly as its own check
+    would: parameters, optimizer state and step unchanged, the scale backed
+    off, found_inf returned as 1. With 0 it steps as before. Unscaled (no
+    skip logic), the flag still comes back so the driver stops."""
+    program = tmp_path / "split.mlir"
+    flags = ["--amp-type=f16"] if scaled else ["--amp-opt-level=0"]
+    proc = amp_opt.run(MLP_MLIR, "--train", *flags, "--optimizer=adamw", "--static-batch=8",
+                       "--split-step", "-o", program)
+    assert proc.returncode == 0, proc.stderr
+    text = program.read_text()
+    args, results = _signature(text, "apply_gradients")
+    assert args[-1] == ("found_inf", "found_inf"), args
+    init = tmp_path / "init"
+    subprocess.run([amp_run, program, "--entry", "initial_state", "--output-dir", init],
+                   check=True, capture_output=True, timeout=300)
+    rng = np.random.default_rng(5)
+
+    def run(flag, name):
+        paths = []
+        for arg, role in args:
+            if role == "grad":
+                value = (rng.standard_normal(np.load(init / f"{arg[:-5]}.npy").shape)
+                         * (65536.0 if scaled else 1.0)).astype(np.float32)
+                path = tmp_path / f"{name}.{arg}.npy"
+                np.save(path, value)
+            elif role == "found_inf":
+                path = tmp_path / f"{name}.found_inf.npy"
+                np.save(path, np.array(flag, np.float32))
+            else:
+                path = init / f"{arg}.npy"
+            paths += ["-i", str(path)]
+        out = tmp_path / name
+        subprocess.run([amp_run, program, "--entry", "apply_gradients", "--output-dir", out,
+                        *paths], check=True, capture_output=True, timeout=300)
+        return {n: np.load(out / f"{n}.npy") for n, _ in results}
+
+    skipped, stepped = run(1.0, "skip"), run(0.0, "step")
+    assert float(skipped["found_inf"]) == 1.0 and float(stepped["found_inf"]) == 0.0
+    state = [n for n, role in results if role in ("param", "optimizer", "step")]
+    assert "fc1.weight" in state and "step" in state
+    for n in state:
+        before = np.load(init / f"{n}.npy")
+        if scaled:
+            assert np.array_equal(skipped[n], before), n
+        assert n.endswith("exp_avg_sq") or not np.array_equal(stepped[n], before), n
+    assert int(stepped["step"]) == 1
+    if scaled:
+        assert int(skipped["step"]) == 0
+        assert float(skipped["loss_scale"]) == 32768.0
+        assert float(stepped["loss_scale"]) == 65536.0
