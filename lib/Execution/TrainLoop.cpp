@@ -65,6 +65,12 @@ struct TrainLoopCLOptions {
       cl::desc("Micro-batches per optimizer step (needs a program built "
                "with --split-step; amp-run builds it so from ONNX)"),
       cl::init(1), cl::cat(category)};
+  cl::opt<int64_t> replicaIndex{
+      "replica-index",
+      cl::desc("This replica's index among data-parallel replicas: its "
+               "Dropout masks differ from the others' (0: a single "
+               "process's masks)"),
+      cl::init(0), cl::cat(category)};
   cl::opt<std::string> loadState{"load-state",
                                  cl::desc("Start from this state (.npz)"),
                                  cl::value_desc("file"), cl::cat(category)};
@@ -108,6 +114,9 @@ llvm::Expected<TrainLoopOptions> mlir::amp::execution::getTrainLoopCLOptions() {
   options.accumulate = f.accumulate;
   if (options.accumulate < 1)
     return loopError("--accumulate must be >= 1");
+  options.replicaIndex = f.replicaIndex;
+  if (options.replicaIndex < 0 || options.replicaIndex > UINT32_MAX)
+    return loopError("--replica-index must be in [0, 2^32)");
   options.loadState = f.loadState;
   options.saveState = f.saveState;
   options.logCsv = f.logCsv;
@@ -144,6 +153,8 @@ struct Layout {
   SmallVector<std::string> argNames, resultNames;
   SmallVector<unsigned> stateArgs, stateResults, inputArgs;
   int64_t labelsArg = -1;
+  /// The replica index of the Dropout masks (programs with Dropout).
+  int64_t replicaArg = -1;
   int64_t lossResult = -1, foundInfResult = -1, nonfiniteResult = -1,
           lrResult = -1, scaleArg = -1;
   SmallVector<std::string> paramNames;
@@ -188,6 +199,8 @@ FailureOr<Layout> readLayout(ModuleOp module) {
       layout.stateArgs.push_back(i);
     else if (role == "labels")
       layout.labelsArg = i;
+    else if (role == "dropout_replica")
+      layout.replicaArg = i;
     else
       layout.inputArgs.push_back(i);
     if (role == "param")
@@ -330,6 +343,14 @@ private:
   /// @compute_gradients and @apply_gradients; fills `results` in
   /// @train_step's layout (loss, found_inf, nonfinite, lr; the state is
   /// updated in place).
+  /// The Dropout replica index argument (options.replicaIndex).
+  Tensor replicaTensor() const {
+    Tensor replica;
+    replica.elementType = amp_runtime::ElementType::I64;
+    replica.bytes.resize(sizeof(int64_t));
+    std::memcpy(replica.bytes.data(), &options.replicaIndex, sizeof(int64_t));
+    return replica;
+  }
   void accumulatedStep(const Tensor &data, const Tensor &labels,
                        llvm::function_ref<std::vector<int64_t>(int64_t)> rowsOf,
                        double scale, std::vector<Tensor> &results);
@@ -491,6 +512,8 @@ void Trainer::accumulatedStep(
         args[i] = gradScale;
       else if (role == "dropout_counter")
         args[i] = dropoutCounter(k);
+      else if (role == "dropout_replica")
+        args[i] = replicaTensor();
       else if (role == "labels")
         args[i] = gatherRows(labels, rows);
       else
@@ -693,6 +716,8 @@ LogicalResult Trainer::run(ModuleOp module) {
       args[layout.inputArgs[0]] =
           step->prepareInput(layout.inputArgs[0], gatherRows(data, rows));
       args[layout.labelsArg] = gatherRows(labels, rows);
+      if (layout.replicaArg >= 0)
+        args[layout.replicaArg] = replicaTensor();
       step->runConsuming(std::move(args), results);
       for (auto [k, result] : llvm::enumerate(layout.stateResults))
         state[k] = std::move(results[result]);

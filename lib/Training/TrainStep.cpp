@@ -407,6 +407,21 @@ static ElementsAttr splat(RankedTensorType type, double value) {
       type, IntegerAttr::get(element, static_cast<int64_t>(value)));
 }
 
+/// The Dropout generator's counter of `func`: `counter + replica * 2^32`,
+/// with `replica` a new i64 argument at `index` (amp.role
+/// "dropout_replica"). Philox's key is (lo32, hi32) of it, so replica 0
+/// draws the masks of a single process bit for bit and every replica
+/// draws its own (for step numbers below 2^32).
+static Value withReplica(func::FuncOp func, Value counter, unsigned index) {
+  auto scalarI64 = RankedTensorType::get({}, IntegerType::get(func.getContext(), 64));
+  Value replica = insertStateArgument(func, index, scalarI64, "dropout_replica",
+                                      "dropout_replica");
+  OpBuilder builder = OpBuilder::atBlockBegin(&func.getBody().front());
+  GradientBuilder gb(builder, func.getLoc());
+  Value high = gb.mul(replica, gb.scalar(scalarI64.getElementType(), 4294967296.0));
+  return gb.add(counter, high);
+}
+
 namespace {
 /// The state an optimizer step reads, as values of the function being built.
 struct UpdateInputs {
@@ -563,8 +578,16 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
   addStateArguments(step, numParams + numBuffers, in);
   OpBuilder builder(ret);
   GradientBuilder gb(builder, step.getLoc());
-  // Training-mode Dropout draws its masks from the step number.
-  if (failed(lowerTrainingDropouts(step, [&] { return in.step; })))
+  // Training-mode Dropout draws its masks from the step number and the
+  // replica index (an argument after the step).
+  Value stepCounter;
+  auto getStepCounter = [&] {
+    if (!stepCounter)
+      stepCounter = withReplica(
+          step, in.step, cast<BlockArgument>(in.step).getArgNumber() + 1);
+    return stepCounter;
+  };
+  if (failed(lowerTrainingDropouts(step, getStepCounter)))
     return failure();
   // The seed of the reverse pass: 1, which amp-loss-scale replaces by the
   // loss scale.
@@ -609,8 +632,11 @@ LogicalResult TrainStepBuilder::appendUpdate(func::FuncOp step) {
     Value microBatch;
     auto getMicroBatch = [&] {
       if (!microBatch)
-        microBatch = insertStateArgument(compute, index, scalarI64,
-                                         "dropout_counter", "dropout_counter");
+        microBatch = withReplica(
+            compute,
+            insertStateArgument(compute, index, scalarI64, "dropout_counter",
+                                "dropout_counter"),
+            index + 1);
       return microBatch;
     };
     if (failed(lowerTrainingDropouts(compute, getMicroBatch)))

@@ -143,7 +143,11 @@
 // DROP-LABEL: func.func @main(
 // DROP-NOT: dropout
 // DROP-LABEL: func.func @train_step(
-// DROP-SAME: %[[COUNTER:arg[0-9]+]]: tensor<i64> {amp.name = "step", amp.role = "step"}
+// DROP-SAME: %[[STEPN:arg[0-9]+]]: tensor<i64> {amp.name = "step", amp.role = "step"}
+// DROP-SAME: %[[REPLICA:arg[0-9]+]]: tensor<i64> {amp.name = "dropout_replica", amp.role = "dropout_replica"}
+// The generator's counter: step + replica * 2^32 (replica 0: one process's masks).
+// DROP: %[[HIGH:.*]] = amp.mul %[[REPLICA]], %{{.*}} : (tensor<i64>, tensor<i64>)
+// DROP: %[[COUNTER:.*]] = amp.add %[[STEPN]], %[[HIGH]]
 // DROP: %[[H:.*]] = amp.gemm
 // DROP: %[[KEEP:.*]] = amp.dropout_mask %[[H]], %[[RATIO:.*]], %[[COUNTER]] {seed = 7 : i64}
 // DROP: %[[REST:.*]] = amp.sub %[[ONE:.*]], %[[RATIO]]
@@ -158,7 +162,10 @@
 // In fp16 the scaling is done in fp32 and rounded once; @compute_gradients
 // takes the micro-batch's counter.
 // DROP16-LABEL: func.func @compute_gradients(
-// DROP16-SAME: %[[C:arg[0-9]+]]: tensor<i64> {amp.name = "dropout_counter", amp.role = "dropout_counter"}
+// DROP16-SAME: %[[MB:arg[0-9]+]]: tensor<i64> {amp.name = "dropout_counter", amp.role = "dropout_counter"}
+// DROP16-SAME: %[[R:arg[0-9]+]]: tensor<i64> {amp.name = "dropout_replica", amp.role = "dropout_replica"}
+// DROP16: %[[RH:.*]] = amp.mul %[[R]],
+// DROP16: %[[C:.*]] = amp.add %[[MB]], %[[RH]]
 // DROP16: %[[H:.*]] = amp.gemm
 // DROP16-NEXT: %[[KEEP:.*]] = amp.dropout_mask %[[H]], %{{.*}}, %[[C]] {seed = 7 : i64} : (tensor<2x5xf16>, tensor<f32>, tensor<i64>) -> tensor<2x5xi1>
 // DROP16: %[[UP:.*]] = amp.cast %[[H]] {to = f32}

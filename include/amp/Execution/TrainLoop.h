@@ -39,6 +39,10 @@ struct TrainLoopOptions {
   /// Micro-batches of `batchSize` per optimizer step (through
   /// @compute_gradients and @apply_gradients).
   int64_t accumulate = 1;
+  /// This process's replica index among data-parallel replicas: the
+  /// Dropout masks' generator key includes it (0 draws a single process's
+  /// masks).
+  int64_t replicaIndex = 0;
   std::string loadState, saveState, logCsv;
   /// Caps on the model and the data files.
   ModelLimits limits;

@@ -197,18 +197,20 @@ def dropout_data(tmp_path_factory):
     return folder, params, x, y
 
 
-@pytest.mark.parametrize("accumulate", [1, 2])
-def test_train_with_dropout_matches_reference(amp_run, dropout_data, accumulate):
+@pytest.mark.parametrize("accumulate,replica", [(1, 0), (2, 0), (1, 1), (2, 3)])
+def test_train_with_dropout_matches_reference(amp_run, dropout_data, accumulate, replica):
+    """Counter = micro-batch number + replica * 2^32: replica 0 draws a
+    single process's masks bit for bit, replica r its own."""
     folder, params, x, y = dropout_data
     steps, lr = 3, 0.5
     micro = BATCH // accumulate
-    state = folder / f"state{accumulate}.npz"
+    state = folder / f"state{accumulate}-{replica}.npz"
     proc = subprocess.run(
         [amp_run, folder / "model.onnx", "--train", "--amp-opt-level=0",
          "--optimizer=sgd", f"--lr={lr}", "--data", folder / "x.npy",
          "--labels", folder / "y.npy", "--batch-size", str(micro),
          "--accumulate", str(accumulate), "--steps", str(steps), "--no-shuffle",
-         "--save-state", state],
+         "--replica-index", str(replica), "--save-state", state],
         capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     p = {k: v.astype(np.float64) for k, v in params.items()}
@@ -221,7 +223,7 @@ def test_train_with_dropout_matches_reference(amp_run, dropout_data, accumulate)
             xs.append(xd[rows])
             ys.append(y[rows])
             masks.append(keep_mask((micro, HIDDEN), RATIO,
-                                   step * accumulate + k))
+                                   step * accumulate + k + (replica << 32)))
         p = reference_step(p, xs, ys, masks, lr)
     got = np.load(state)
     for name, want in p.items():
