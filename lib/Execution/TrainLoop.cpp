@@ -564,8 +564,13 @@ LogicalResult Trainer::exportOnnx() {
   for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
     if (layout.argRoles[arg] == "param" || layout.argRoles[arg] == "buffer")
       weights.emplace_back(layout.argNames[arg], state[k]);
-  if (llvm::Error err = writeONNXWithWeights(options.sourceModel,
-                                             options.exportOnnx, weights))
+  if (llvm::Error err =
+          options.sourceModelBytes.empty()
+              ? writeONNXWithWeights(options.sourceModel, options.exportOnnx,
+                                     weights)
+              : writeONNXBytesWithWeights(options.sourceModelBytes,
+                                          "'" + options.sourceModel + "'",
+                                          options.exportOnnx, weights))
     return fail(llvm::toString(std::move(err)));
   return success();
 }
@@ -838,18 +843,27 @@ LogicalResult mlir::amp::execution::trainFromCommandLine(
     if (llvm::Error err = checkAutocastOptions(autocast))
       return fail(std::move(err));
   }
-  if (!loop->exportOnnx.empty()) {
-    if (!isOnnx)
-      return fail(llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "--export-onnx writes the input ONNX model with the trained "
-          "weights: give the .onnx model, not a built program"));
+  if (!loop->exportOnnx.empty())
     loop->sourceModel = path.str();
-  }
   auto module = loadModel(path, context, sourceMgr, /*forTraining=*/isOnnx,
                           loop->limits);
   if (failed(module))
     return failure();
+  if (!isOnnx) {
+    // A built program carries its ONNX model (amp-opt --train from an
+    // .onnx file); the lowering does not need it.
+    std::optional<std::string> source = getONNXSource(**module);
+    (**module)->removeAttr(kONNXSourceAttrName);
+    if (!loop->exportOnnx.empty()) {
+      if (!source)
+        return fail(llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "--export-onnx: '" + path +
+                "' carries no ONNX model to write (build it with amp-opt "
+                "--train from an .onnx file, or give the .onnx model)"));
+      loop->sourceModelBytes = std::move(*source);
+    }
+  }
   if (isOnnx && failed(training::buildTrainStep(**module, *stepOptions)))
     return failure();
   loop->lowering = lowering;

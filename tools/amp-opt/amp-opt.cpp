@@ -256,6 +256,8 @@ static LogicalResult runAmpJob(StringRef inputFilename,
       return failure();
     }
     trainOptions->frontEnd = frontEnd;
+    if (isOnnx)
+      trainOptions->onnxSource = inputFilename;
     if (failed(amp::training::buildTrainStep(*module, *trainOptions)))
       return finish(failure());
   } else if (isOnnx && !importOnly) {

@@ -49,6 +49,9 @@ struct TrainLoopOptions {
   /// --export-onnx: write `sourceModel` (the ONNX model trained) with the
   /// trained parameters and running statistics.
   std::string exportOnnx, sourceModel;
+  /// The ONNX model itself where a built program carries it
+  /// (amp.onnx_source); `sourceModel` then names the program.
+  std::string sourceModelBytes;
   /// Another pipeline to the LLVM dialect than the CPU one (amp-run
   /// --amp-cuda-emulate: the CUDA lowering's kernels as CPU loops).
   std::function<void(OpPassManager &)> lowering;

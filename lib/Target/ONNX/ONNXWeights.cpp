@@ -2,12 +2,18 @@
 
 #include "amp/Target/ONNX/ONNXWeights.h"
 
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
 #include "onnx/onnx_pb.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 
+#include <algorithm>
 #include <climits>
 #include <fstream>
 
@@ -42,20 +48,96 @@ static int onnxDataType(ElementType type) {
   }
 }
 
+/// Reads the ONNX model file `path` into `model`.
+static llvm::Error readModel(llvm::StringRef path, onnx::ModelProto &model) {
+  std::ifstream in(path.str(), std::ios::binary);
+  if (!in)
+    return failure("cannot read '" + path + "'");
+  google::protobuf::io::IstreamInputStream raw(&in);
+  google::protobuf::io::CodedInputStream coded(&raw);
+  coded.SetTotalBytesLimit(INT_MAX);
+  if (!model.ParseFromCodedStream(&coded))
+    return failure("'" + path + "' is not a valid ONNX model");
+  return llvm::Error::success();
+}
+
+static llvm::Error
+writeWithWeights(onnx::ModelProto &model, llvm::StringRef source,
+                 llvm::StringRef dest,
+                 const std::vector<std::pair<std::string, Tensor>> &values);
+
 llvm::Error mlir::amp::writeONNXWithWeights(
     llvm::StringRef source, llvm::StringRef dest,
     const std::vector<std::pair<std::string, Tensor>> &values) {
   onnx::ModelProto model;
-  {
-    std::ifstream in(source.str(), std::ios::binary);
-    if (!in)
-      return failure("cannot read '" + source + "'");
-    google::protobuf::io::IstreamInputStream raw(&in);
-    google::protobuf::io::CodedInputStream coded(&raw);
-    coded.SetTotalBytesLimit(INT_MAX);
-    if (!model.ParseFromCodedStream(&coded))
-      return failure("'" + source + "' is not a valid ONNX model");
-  }
+  if (llvm::Error err = readModel(source, model))
+    return err;
+  return writeWithWeights(model, source, dest, values);
+}
+
+llvm::Error mlir::amp::writeONNXBytesWithWeights(
+    llvm::StringRef sourceBytes, llvm::StringRef sourceName,
+    llvm::StringRef dest,
+    const std::vector<std::pair<std::string, Tensor>> &values) {
+  onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream coded(
+      reinterpret_cast<const uint8_t *>(sourceBytes.data()),
+      static_cast<int>(std::min<size_t>(sourceBytes.size(), INT_MAX)));
+  coded.SetTotalBytesLimit(INT_MAX);
+  if (sourceBytes.size() > INT_MAX || !model.ParseFromCodedStream(&coded))
+    return ::failure("the ONNX model stored in " + sourceName +
+                   " is not valid");
+  return writeWithWeights(model, sourceName, dest, values);
+}
+
+llvm::Error mlir::amp::attachONNXSource(ModuleOp module, llvm::StringRef path,
+                                        llvm::ArrayRef<std::string> stripped) {
+  onnx::ModelProto model;
+  if (llvm::Error err = readModel(path, model))
+    return err;
+  llvm::StringSet<> strip;
+  for (const std::string &name : stripped)
+    strip.insert(name);
+  for (onnx::TensorProto &tensor : *model.mutable_graph()->mutable_initializer())
+    if (strip.contains(tensor.name())) {
+      tensor.clear_float_data();
+      tensor.clear_double_data();
+      tensor.clear_int32_data();
+      tensor.clear_int64_data();
+      tensor.clear_raw_data();
+      tensor.clear_external_data();
+      tensor.set_data_location(onnx::TensorProto::DEFAULT);
+    }
+  std::string bytes;
+  if (!model.SerializeToString(&bytes))
+    return ::failure("cannot serialize '" + path + "'");
+  MLIRContext *context = module.getContext();
+  auto type = RankedTensorType::get({static_cast<int64_t>(bytes.size())},
+                                    IntegerType::get(context, 8));
+  auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(
+      llvm::ArrayRef<char>(bytes.data(), bytes.size()));
+  module->setAttr(kONNXSourceAttrName,
+                  DenseResourceElementsAttr::get(type, "amp_onnx_source",
+                                                 std::move(blob)));
+  return llvm::Error::success();
+}
+
+std::optional<std::string> mlir::amp::getONNXSource(ModuleOp module) {
+  auto attr =
+      module->getAttrOfType<DenseResourceElementsAttr>(kONNXSourceAttrName);
+  if (!attr)
+    return std::nullopt;
+  AsmResourceBlob *blob = attr.getRawHandle().getBlob();
+  if (!blob)
+    return std::nullopt;
+  llvm::ArrayRef<char> data = blob->getData();
+  return std::string(data.begin(), data.end());
+}
+
+static llvm::Error
+writeWithWeights(onnx::ModelProto &model, llvm::StringRef source,
+                 llvm::StringRef dest,
+                 const std::vector<std::pair<std::string, Tensor>> &values) {
   onnx::GraphProto *graph = model.mutable_graph();
   llvm::StringMap<onnx::TensorProto *> initializers;
   for (onnx::TensorProto &tensor : *graph->mutable_initializer())

@@ -297,3 +297,9 @@ func.func @reshape_like_shape_count(%x: tensor<2x3xf32>, %y: tensor<4x2xf32>) ->
   %0 = amp.reshape %x, %s : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<4x2xf32>
   return %0 : tensor<4x2xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'amp.onnx_source' must be a 1-D i8 dense_resource on the module}}
+module attributes {amp.onnx_source = dense<[1, 2]> : tensor<2xi8>} {
+}

@@ -34,42 +34,81 @@ def _run(cmd, ok=True):
     return proc
 
 
-def test_export_trained_cnn(amp_run, tmp_path):
+def _export_onnx_run(amp_run, amp_opt, folder, form, trained):
+    """Trains the cnn 6 steps and exports: on the fly from model.onnx, or
+    from a program built once by amp-opt --train (text or bytecode)."""
+    data = ["--data", folder / "x.npy", "--labels", folder / "y.npy", "--batch-size", "16",
+            "--steps", "6"]
+    step_options = ["--lr", "0.1", "--amp-type", "f16"]
+    state = folder / f"{form}.npz"
+    if form == "onnx":
+        _run([amp_run, folder / "model.onnx", "--train", *data, *step_options,
+              "--save-state", state, "--export-onnx", trained])
+    else:
+        program = folder / ("train.mlir" if form == "built-mlir" else "train.mlirbc")
+        bytecode = ["--emit-bytecode"] if form == "built-mlirbc" else []
+        _run([amp_opt.path, folder / "model.onnx", "--train", "--static-batch=16",
+              *step_options, *bytecode, "-o", program])
+        assert program.read_bytes().startswith(b"ML\xefR") == bool(bytecode)
+        _run([amp_run, program, "--train", *data, "--save-state", state,
+              "--export-onnx", trained])
+    return np.load(state)
+
+
+@pytest.fixture(scope="module")
+def cnn_reference(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cnn")
     _run([DEBIAN_PYTHON, os.path.join(MODELS, "train_reference.py"), "--model", "cnn",
-          "--out", tmp_path, "--steps", "6", "--batch", "16"])
+          "--out", folder, "--steps", "6", "--batch", "16"])
+    return folder
+
+
+@pytest.mark.parametrize("form", ["onnx", "built-mlir", "built-mlirbc"])
+def test_export_trained_cnn(amp_run, amp_opt, cnn_reference, tmp_path, form):
+    """The original graph with the trained weights and running statistics,
+    inference-mode BatchNormalization; onnxruntime on it matches amp-run's
+    eval outputs. A program built once with amp-opt --train carries its
+    ONNX model, so it exports the same file as the on-the-fly form."""
+    folder = cnn_reference
     trained = tmp_path / "trained.onnx"
-    _run([amp_run, tmp_path / "model.onnx", "--train", "--data", tmp_path / "x.npy",
-          "--labels", tmp_path / "y.npy", "--batch-size", "16", "--steps", "6",
-          "--lr", "0.1", "--amp-type", "f16", "--save-state", tmp_path / "s.npz",
-          "--export-onnx", trained])
+    state = _export_onnx_run(amp_run, amp_opt, folder, form, trained)
     model = onnx.load(trained)
-    state = np.load(tmp_path / "s.npz")
     exported = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     for name in ("conv1.weight", "bn1.running_mean", "bn2.running_var", "fc.bias"):
         assert np.array_equal(exported[name], state[name]), name
-    original = {t.name: numpy_helper.to_array(t)
-                for t in onnx.load(tmp_path / "model.onnx").graph.initializer}
+    original_model = onnx.load(folder / "model.onnx")
+    original = {t.name: numpy_helper.to_array(t) for t in original_model.graph.initializer}
+    assert sorted(original) == sorted(exported)
     assert not np.array_equal(original["conv1.weight"], exported["conv1.weight"])
+    assert [n.op_type for n in model.graph.node] == [n.op_type for n in original_model.graph.node]
     for node in model.graph.node:
         if node.op_type == "BatchNormalization":
             assert len(node.output) == 1
             assert all(a.name != "training_mode" for a in node.attribute)
-    x = np.load(tmp_path / "x.npy")[:8]
+    x = np.load(folder / "x.npy")[:8]
     np.save(tmp_path / "x8.npy", x)
     (want,) = ort.InferenceSession(str(trained)).run(None, {"x": x})
     _run([amp_run, trained, "-i", tmp_path / "x8.npy", "--output-dir", tmp_path / "out"])
     (got,) = [np.load(p) for p in (tmp_path / "out").iterdir()]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    if form != "onnx":
+        # The same training as the on-the-fly form: the same file.
+        fly = tmp_path / "fly.onnx"
+        _export_onnx_run(amp_run, amp_opt, folder, "onnx", fly)
+        assert fly.read_bytes() == trained.read_bytes()
 
 
 def test_export_needs_the_onnx_model(amp_run, amp_opt, tmp_path):
-    _run([DEBIAN_PYTHON, os.path.join(MODELS, "train_reference.py"), "--model", "mlp",
-          "--out", tmp_path, "--steps", "1", "--batch", "8"])
+    """A program built from MLIR carries no ONNX model: a clear error, no file."""
     program = tmp_path / "train.mlir"
-    _run([amp_opt.path, tmp_path / "model.onnx", "--train", "-o", program])
+    source = os.path.join(os.path.dirname(MODELS), "..", "Training", "Inputs", "mlp.mlir")
+    _run([amp_opt.path, source, "--train", "--amp-opt-level=0", "-o", program])
+    np.save(tmp_path / "x.npy", np.zeros((8, 4), np.float32))
+    np.save(tmp_path / "y.npy", np.zeros(8, np.int64))
     proc = _run([amp_run, program, "--train", "--data", tmp_path / "x.npy", "--labels",
                  tmp_path / "y.npy", "--batch-size", "8", "--steps", "1",
                  "--export-onnx", tmp_path / "t.onnx"], ok=False)
     assert proc.returncode == 1
-    assert "--export-onnx writes the input ONNX model" in proc.stderr
+    assert "carries no ONNX model to write" in proc.stderr, proc.stderr
     assert not (tmp_path / "t.onnx").exists()
+    assert not list(tmp_path.glob("*.partial"))

@@ -115,6 +115,15 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
                                 "module";
     return success();
   }
+  // The ONNX model a train step was built from (its bytes), for export.
+  if (name == "amp.onnx_source") {
+    auto bytes = dyn_cast<DenseResourceElementsAttr>(attribute.getValue());
+    if (!bytes || !isa<ModuleOp>(op) || bytes.getType().getRank() != 1 ||
+        !bytes.getType().getElementType().isInteger(8))
+      return op->emitError() << "'amp.onnx_source' must be a 1-D i8 "
+                                "dense_resource on the module";
+    return success();
+  }
   if (name == kProbeAttrName) {
     if (!isa<IntegerAttr>(attribute.getValue()))
       return op->emitError() << "'" << kProbeAttrName
