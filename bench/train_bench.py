@@ -95,8 +95,10 @@ Models (``--models``, comma-separated; ``NAME[:static][:nodropout]``):
   Batch 8.
 * ``:nodropout`` sets every ``nn.Dropout``'s p and every
   ``nn.MultiheadAttention``'s dropout to 0 on both sides (the export still
-  has Dropout nodes, with ratio 0): amp cannot differentiate a
-  training-mode Dropout with a nonzero ratio yet.
+  has Dropout nodes, with ratio 0), to time the model without the masks
+  (amp trains Dropout with a seeded Philox mask, PyTorch with its own
+  generator: the two differ in the masks, so only the no-dropout loss is
+  comparable between them).
 * ``:static`` exports with a fixed batch of B instead of a dynamic batch
   dimension (PyTorch is unaffected).
 
