@@ -512,6 +512,20 @@ CASES += [
 %sp = amp.constant dense<[2, 3]> : tensor<2xi64>
 %out = amp.slice %p0, %st, %en, %ax, %sp : ({_t(5, 7, 2)}, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> {_t(3, 2, 2)}""",
          (3, 2, 2)),
+    Case("slice_negative_steps", [(6, 7, 2)], f"""
+%st = amp.constant dense<[5, -2]> : tensor<2xi64>
+%en = amp.constant dense<[-9223372036854775807, 0]> : tensor<2xi64>
+%ax = amp.constant dense<[0, 1]> : tensor<2xi64>
+%sp = amp.constant dense<[-2, -1]> : tensor<2xi64>
+%out = amp.slice %p0, %st, %en, %ax, %sp : ({_t(6, 7, 2)}, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> {_t(3, 5, 2)}""",
+         (3, 5, 2)),
+    Case("slice_reverse_step3", [(8, 3)], f"""
+%st = amp.constant dense<[6]> : tensor<1xi64>
+%en = amp.constant dense<[0]> : tensor<1xi64>
+%ax = amp.constant dense<[0]> : tensor<1xi64>
+%sp = amp.constant dense<[-3]> : tensor<1xi64>
+%out = amp.slice %p0, %st, %en, %ax, %sp : ({_t(8, 3)}, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> {_t(2, 3)}""",
+         (2, 3)),
     Case("gather_embedding", [(5, 3)], f"""
 %i = amp.constant dense<[[0, 4], [4, 2], [-1, 0]]> : tensor<3x2xi64>
 %out = amp.gather %p0, %i : ({_t(5, 3)}, tensor<3x2xi64>) -> {_t(3, 2, 3)}""", (3, 2, 3)),

@@ -96,8 +96,10 @@ void gradient(SplitOp op, GradientBuilder &gb, In rg, Grads og) {
 
 bool isDifferentiable(SliceOp, unsigned index, Overload) { return index == 0; }
 void gradient(SliceOp op, GradientBuilder &gb, In rg, Grads og) {
-  // Zero-pad the gradient back to the input (static sizes, positive
-  // steps). A step s first interleaves s - 1 zeros after each element.
+  // Zero-pad the gradient back to the input (static sizes). A step s
+  // first interleaves s - 1 zeros after each element; a negative step
+  // picks the elements of the positive one in reverse, so the gradient is
+  // reversed first.
   RankedTensorType type = tensorType(op.getData());
   int64_t rank = type.getRank();
   auto starts = getConstantIntValues(op.getStarts());
@@ -115,8 +117,8 @@ void gradient(SliceOp op, GradientBuilder &gb, In rg, Grads og) {
   else if (axes)
     steps.emplace(axes->size(), 1);
   if (!starts || !ends || !axes || !steps ||
-      llvm::any_of(*steps, [](int64_t s) { return s < 1; })) {
-    gb.fail("needs constant starts, ends, axes and steps, and positive "
+      llvm::any_of(*steps, [](int64_t s) { return s == 0; })) {
+    gb.fail("needs constant starts, ends, axes and steps, and non-zero "
             "steps");
     return;
   }
@@ -132,6 +134,20 @@ void gradient(SliceOp op, GradientBuilder &gb, In rg, Grads og) {
     int64_t step = (*steps)[k];
     semantics::SliceRange range =
         semantics::resolveSliceRange(dim, (*starts)[k], (*ends)[k], step);
+    if (step < 0) {
+      // Elements start, start + step, ...: those of the positive step
+      // -step from the lowest of them, in reverse order.
+      step = -step;
+      if (range.size > 0) {
+        g = gb.create<SliceOp>(
+            {g, gb.i64s({range.size - 1}),
+             gb.i64s({std::numeric_limits<int64_t>::min()}), gb.i64s({*axis}),
+             gb.i64s({-1})});
+        range.start -= (range.size - 1) * step;
+      } else {
+        range.start = 0;
+      }
+    }
     int64_t length = range.size;
     if (step > 1 && range.size > 0) {
       // (.., n, ..) -> (.., n, 1, ..) -> (.., n, s, ..) -> (.., n*s, ..).
