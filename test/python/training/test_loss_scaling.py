@@ -704,3 +704,79 @@ def test_apply_gradients_found_inf_input(amp_opt, amp_run, tmp_path, scaled):
         assert int(skipped["step"]) == 0
         assert float(skipped["loss_scale"]) == 32768.0
         assert float(stepped["loss_scale"]) == 65536.0
+
+
+# --------------------------------------------------------------------------
+# 8. Naming the parameters whose gradients are not finite (a subset)
+# --------------------------------------------------------------------------
+
+def _sqrt_offset_model(path):
+    """y = x W^T + b + sqrt(p), p = [0, 1, 1]: d sqrt(p)/dp is +inf at the
+    zero, so p's gradient is not finite while W's and b's are (y is)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array((0.1 * rng.standard_normal((3, 4))).astype(np.float32),
+                                     "W"),
+             numpy_helper.from_array(np.zeros(3, np.float32), "b"),
+             numpy_helper.from_array(np.array([0.0, 1.0, 1.0], np.float32), "p")]
+    nodes = [helper.make_node("Gemm", ["x", "W", "b"], ["h"], transB=1),
+             helper.make_node("Sqrt", ["p"], ["s"]),
+             helper.make_node("Add", ["h", "s"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "sqrt_offset",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+@pytest.mark.parametrize("scaling", ["none", "dynamic-min"])
+def test_nonfinite_gradients_name_only_their_parameters(amp_run, tmp_path, scaling):
+    """Only p's gradient is infinite: the error names p and not W or b,
+    without loss scaling (the first step stops) and with dynamic scaling
+    (every step overflows until the scale reaches its minimum)."""
+    model = tmp_path / "model.onnx"
+    _sqrt_offset_model(model)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4 * BATCH, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 4 * BATCH).astype(np.int64)
+    flags = (["--amp-opt-level=0", "--loss-scale=none"] if scaling == "none" else
+             ["--amp-opt-level=0", "--loss-scale=dynamic", "--loss-scale-min", "16384"])
+    run = train(amp_run, str(model), tmp_path, x, y, 4, *flags, expect_ok=False)
+    assert run.proc.returncode == 1, run.proc.stderr
+    err = run.proc.stderr
+    if scaling == "none":
+        assert "error: step 1 produced non-finite gradients in: p; without loss " \
+               "scaling the step is not skipped" in err, err
+    else:
+        # 65536 -> 32768 -> 16384, then the overflow at the minimum stops.
+        assert "error: step 3 overflowed with the loss scale at its minimum " \
+               "(16384.00); non-finite gradients in: p\n" in err, err
+
+
+def test_clipping_acts_on_unscaled_gradients(amp_run, mlp, tmp_path):
+    """--clip-grad-norm with a loss scale clips the unscaled gradients: 10
+    fp16 steps with a static scale of 1024 and with dynamic scaling end
+    where the same fp16 steps without scaling end (measured 2.5e-8: powers
+    of two scale exactly), and the clip is active (the unclipped run ends
+    4e-2 .. 0.65 away). Clipping the scaled gradients would shrink every
+    step 1024-fold."""
+    x, y = make_data(10, seed=11)
+    common = ("--amp-type", "f16", "--optimizer", "sgd", "--lr", "0.5")
+    clip = ("--clip-grad-norm", "0.05")
+    plain = train(amp_run, mlp, tmp_path, x, y, 10, *common, *clip, "--loss-scale=none",
+                  name="plain")
+    static = train(amp_run, mlp, tmp_path, x, y, 10, *common, *clip,
+                   "--loss-scale=static:1024", name="static")
+    dynamic = train(amp_run, mlp, tmp_path, x, y, 10, *common, *clip, name="dynamic")
+    unclipped = train(amp_run, mlp, tmp_path, x, y, 10, *common, "--loss-scale=none",
+                      name="unclipped")
+    assert found_inf(dynamic) == [0] * 10
+    for name in PARAMS:
+        ref = plain.state[name]
+        norm = np.linalg.norm(ref)
+        for run in (static, dynamic):
+            assert np.linalg.norm(run.state[name] - ref) / norm < 1e-5, name
+        moved = np.linalg.norm(unclipped.state[name] - ref) / norm
+        assert moved > 1e-2, (name, moved)
