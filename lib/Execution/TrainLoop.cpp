@@ -869,3 +869,17 @@ LogicalResult mlir::amp::execution::trainFromCommandLine(
   loop->lowering = lowering;
   return runTrainLoop(**module, *loop, log);
 }
+
+LogicalResult mlir::amp::execution::storeONNXSource(ModuleOp module,
+                                                    llvm::StringRef onnxPath) {
+  std::vector<std::string> trained;
+  auto init = module.lookupSymbol<func::FuncOp>("initial_state");
+  for (unsigned i = 0; init && i < init.getNumResults(); ++i) {
+    StringRef role = roleOf(init.getResultAttrDict(i));
+    if (role == "param" || role == "buffer")
+      trained.push_back(nameOf(init.getResultAttrDict(i), i));
+  }
+  if (llvm::Error err = attachONNXSource(module, onnxPath, trained))
+    return module.emitError(llvm::toString(std::move(err)));
+  return success();
+}

@@ -23,7 +23,6 @@
 
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
-#include "amp/Target/ONNX/ONNXWeights.h"
 #include "amp/Training/Autodiff.h"
 #include "amp/Training/Passes.h"
 
@@ -384,16 +383,6 @@ LogicalResult TrainStepBuilder::build() {
   module.walk([](ConstantOp constant) {
     constant->removeAttr(kInitializerAttrName);
   });
-  if (!options.onnxSource.empty()) {
-    std::vector<std::string> trained;
-    for (const StateEntry &entry : params)
-      trained.push_back(entry.name);
-    for (const StateEntry &entry : buffers)
-      trained.push_back(entry.name);
-    if (llvm::Error err =
-            attachONNXSource(module, options.onnxSource, trained))
-      return module.emitError(llvm::toString(std::move(err)));
-  }
   return success();
 }
 

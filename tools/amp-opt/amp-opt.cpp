@@ -18,6 +18,7 @@
 #include "amp/Conversion/Passes.h"
 #include "amp/Dialect/Amp/Gradients/GradientModels.h"
 #include "amp/Execution/Passes.h"
+#include "amp/Execution/TrainLoop.h"
 #include "amp/Pipelines/AutocastCLOptions.h"
 #include "amp/Pipelines/ModelLimitsCLOptions.h"
 #include "amp/Pipelines/Pipelines.h"
@@ -256,10 +257,12 @@ static LogicalResult runAmpJob(StringRef inputFilename,
       return failure();
     }
     trainOptions->frontEnd = frontEnd;
-    if (isOnnx)
-      trainOptions->onnxSource = inputFilename;
     if (failed(amp::training::buildTrainStep(*module, *trainOptions)))
       return finish(failure());
+    // The program carries its ONNX model for amp-run --export-onnx.
+    if (isOnnx &&
+        failed(amp::execution::storeONNXSource(*module, inputFilename)))
+      return failure();
   } else if (isOnnx && !importOnly) {
     // The imported program was verified; the front end's passes keep it
     // valid, so it is verified once at the end instead of after each pass

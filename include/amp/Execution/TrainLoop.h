@@ -76,6 +76,13 @@ LogicalResult trainFromCommandLine(
     llvm::raw_ostream &log,
     const std::function<void(OpPassManager &)> &lowering = {});
 
+/// Stores the ONNX model at `onnxPath`, which the train step in `module`
+/// was built from, in the program (amp.onnx_source, without the data of
+/// what it trains: @initial_state's params and buffers), so that
+/// `amp-run program --train --export-onnx` can write it with the trained
+/// weights. Reports an error at the module on failure.
+LogicalResult storeONNXSource(ModuleOp module, llvm::StringRef onnxPath);
+
 } // namespace mlir::amp::execution
 
 #endif // AMP_EXECUTION_TRAINLOOP_H

@@ -74,11 +74,7 @@ struct TrainStepOptions {
 
   /// Also emit @compute_gradients and @apply_gradients.
   bool splitStep = false;
-  /// The ONNX file the module was imported from: stored in the program
-  /// (amp.onnx_source, without the trained initializers' data) so that
-  /// `amp-run program --train --export-onnx` can write it with the trained
-  /// weights. Empty: not stored.
-  std::string onnxSource;
+
 
   /// Import cleanup and autocast of the forward pass (opt level 0 gives a
   /// pure fp32 step).
