@@ -281,6 +281,22 @@ FailureOr<Layout> readLayout(ModuleOp module) {
   return layout;
 }
 
+/// A rank-0 f32 or i64 tensor holding `value`.
+Tensor scalarTensor(float value) {
+  Tensor tensor;
+  tensor.elementType = amp_runtime::ElementType::F32;
+  tensor.bytes.resize(sizeof(float));
+  std::memcpy(tensor.bytes.data(), &value, sizeof(float));
+  return tensor;
+}
+Tensor scalarTensor(int64_t value) {
+  Tensor tensor;
+  tensor.elementType = amp_runtime::ElementType::I64;
+  tensor.bytes.resize(sizeof(int64_t));
+  std::memcpy(tensor.bytes.data(), &value, sizeof(int64_t));
+  return tensor;
+}
+
 /// Rows `rows` of `data` (samples along dimension 0).
 Tensor gatherRows(const Tensor &data, ArrayRef<int64_t> rows) {
   Tensor batch;
@@ -344,13 +360,7 @@ private:
   /// @train_step's layout (loss, found_inf, nonfinite, lr; the state is
   /// updated in place).
   /// The Dropout replica index argument (options.replicaIndex).
-  Tensor replicaTensor() const {
-    Tensor replica;
-    replica.elementType = amp_runtime::ElementType::I64;
-    replica.bytes.resize(sizeof(int64_t));
-    std::memcpy(replica.bytes.data(), &options.replicaIndex, sizeof(int64_t));
-    return replica;
-  }
+  Tensor replicaTensor() const { return scalarTensor(options.replicaIndex); }
   void accumulatedStep(const Tensor &data, const Tensor &labels,
                        llvm::function_ref<std::vector<int64_t>(int64_t)> rowsOf,
                        double scale, std::vector<Tensor> &results);
@@ -451,11 +461,7 @@ LogicalResult Trainer::saveState() {
   amp_runtime::NamedTensors arrays;
   for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
     arrays.emplace_back(layout.argNames[arg], state[k]);
-  Tensor done;
-  done.elementType = amp_runtime::ElementType::I64;
-  done.bytes.resize(8);
-  std::memcpy(done.bytes.data(), &batchesDone, 8);
-  arrays.emplace_back("amp_run.batches_done", std::move(done));
+  arrays.emplace_back("amp_run.batches_done", scalarTensor(batchesDone));
   std::string error;
   if (!amp_runtime::writeNpz(options.saveState, arrays, error))
     return fail(error);
@@ -479,24 +485,13 @@ void Trainer::accumulatedStep(
   const CpuFunction *compute = program->getFunction("compute_gradients");
   const CpuFunction *apply = program->getFunction("apply_gradients");
   int64_t K = options.accumulate;
-  Tensor gradScale;
-  gradScale.elementType = amp_runtime::ElementType::F32;
-  gradScale.bytes.resize(4);
-  float gs = static_cast<float>(scale / K);
-  std::memcpy(gradScale.bytes.data(), &gs, 4);
+  Tensor gradScale = scalarTensor(static_cast<float>(scale / K));
   // Dropout masks of micro-batch k of optimizer step `step`: counter
   // step * K + k (K = 1 gives @train_step's masks).
   int64_t stepValue = 0;
   if (auto it = byName.find("step"); it != byName.end())
     std::memcpy(&stepValue, state[it->second].bytes.data(), sizeof(int64_t));
-  auto dropoutCounter = [&](int64_t k) {
-    Tensor counter;
-    counter.elementType = amp_runtime::ElementType::I64;
-    counter.bytes.resize(sizeof(int64_t));
-    int64_t value = stepValue * K + k;
-    std::memcpy(counter.bytes.data(), &value, sizeof(int64_t));
-    return counter;
-  };
+  auto dropoutCounter = [&](int64_t k) { return scalarTensor(stepValue * K + k); };
   double lossSum = 0;
   std::vector<Tensor> args, out;
   for (int64_t k = 0; k < K; ++k) {
@@ -531,9 +526,7 @@ void Trainer::accumulatedStep(
     }
   }
   // One process: no other rank's overflow flag to honour.
-  Tensor noFoundInf;
-  noFoundInf.elementType = amp_runtime::ElementType::F32;
-  noFoundInf.bytes.assign(4, 0);
+  Tensor noFoundInf = scalarTensor(0.0f);
   args.assign(layout.apply->args.size(), Tensor());
   for (auto [i, arg] : llvm::enumerate(layout.apply->args))
     args[i] = arg.first == "grad"        ? grads[arg.second]
@@ -551,12 +544,7 @@ void Trainer::accumulatedStep(
       if (trainRole == role)
         results[j] = std::move(out[i]);
   }
-  Tensor loss;
-  loss.elementType = amp_runtime::ElementType::F32;
-  loss.bytes.resize(4);
-  float mean = static_cast<float>(lossSum / K);
-  std::memcpy(loss.bytes.data(), &mean, 4);
-  results[layout.lossResult] = std::move(loss);
+  results[layout.lossResult] = scalarTensor(static_cast<float>(lossSum / K));
 }
 
 LogicalResult Trainer::exportOnnx() {

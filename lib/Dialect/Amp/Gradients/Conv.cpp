@@ -34,6 +34,14 @@ FailureOr<semantics::Window> staticWindow(GradientBuilder &gb,
     return gb.fail("invalid window"), failure();
   return window;
 }
+/// The gradient of a per-filter bias: dY summed over the batch and the
+/// spatial dimensions.
+Value biasGradient(GradientBuilder &gb, Value g, int64_t spatialRank) {
+  SmallVector<int64_t> axes{0};
+  for (int64_t i = 0; i < spatialRank; ++i)
+    axes.push_back(2 + i);
+  return gb.reduceSum(g, axes, /*keepDims=*/false);
+}
 } // namespace
 
 void gradient(ConvOp op, GradientBuilder &gb, In rg, Grads og) {
@@ -89,10 +97,7 @@ void gradient(ConvOp op, GradientBuilder &gb, In rg, Grads og) {
                gb.attr("kernel_shape", kernel)});
 
   if (!isa<NoneType>(op.getB().getType())) {
-    SmallVector<int64_t> axes{0};
-    for (int64_t i = 0; i < spatialRank; ++i)
-      axes.push_back(2 + i);
-    og[2] = gb.reduceSum(g, axes, /*keepDims=*/false);
+    og[2] = biasGradient(gb, g, spatialRank);
   }
 }
 
@@ -163,10 +168,7 @@ void gradient(ConvTransposeOp op, GradientBuilder &gb, In rg, Grads og) {
   og[1] = gb.create<ConvWeightGradOp>({dy, x},
                                       windowAttrs("kernel_shape", kernel));
   if (!isa<NoneType>(op.getB().getType())) {
-    SmallVector<int64_t> axes{0};
-    for (int64_t i = 0; i < spatialRank; ++i)
-      axes.push_back(2 + i);
-    og[2] = gb.reduceSum(g, axes, /*keepDims=*/false);
+    og[2] = biasGradient(gb, g, spatialRank);
   }
 }
 

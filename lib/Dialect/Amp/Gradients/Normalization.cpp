@@ -16,12 +16,17 @@ using namespace mlir::amp::gradients;
 
 namespace mlir::amp::gradients {
 namespace {
-/// `v` (shape (C)) reshaped to (1, C, 1, ...) to broadcast against X.
-Value perChannel(GradientBuilder &gb, Value v, int64_t rank) {
+/// The axes of the per-channel sums of (N, C, d...): all but 1.
+SmallVector<int64_t> allButChannel(int64_t rank) {
   SmallVector<int64_t> axes{0};
   for (int64_t i = 2; i < rank; ++i)
     axes.push_back(i);
-  return gb.create<UnsqueezeOp>({v, gb.i64s(axes)});
+  return axes;
+}
+
+/// `v` (shape (C)) reshaped to (1, C, 1, ...) to broadcast against X.
+Value perChannel(GradientBuilder &gb, Value v, int64_t rank) {
+  return gb.create<UnsqueezeOp>({v, gb.i64s(allButChannel(rank))});
 }
 } // namespace
 
@@ -34,9 +39,7 @@ void gradient(BatchNormalizationOp op, GradientBuilder &gb, In rg, Grads og) {
   if (!g)
     return; // Only the running statistics are used: no gradient.
   int64_t rank = tensorType(x).getRank();
-  SmallVector<int64_t> axes{0};
-  for (int64_t i = 2; i < rank; ++i)
-    axes.push_back(i);
+  SmallVector<int64_t> axes = allButChannel(rank);
   Value eps = gb.scalar(x, op.getEpsilon().convertToDouble());
   Value scale = perChannel(gb, gb.castLike(op.getScale(), x), rank);
   Value mean, var;
@@ -115,14 +118,6 @@ Value normalizedInputGrad(GradientBuilder &gb, Value gHat, Normalized n,
 SmallVector<int64_t> trailingAxes(int64_t first, int64_t rank) {
   SmallVector<int64_t> axes;
   for (int64_t i = first; i < rank; ++i)
-    axes.push_back(i);
-  return axes;
-}
-
-/// The axes of the per-channel sums of (N, C, d...): all but 1.
-SmallVector<int64_t> allButChannel(int64_t rank) {
-  SmallVector<int64_t> axes{0};
-  for (int64_t i = 2; i < rank; ++i)
     axes.push_back(i);
   return axes;
 }

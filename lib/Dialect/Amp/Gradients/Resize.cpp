@@ -12,6 +12,8 @@
 
 #include "GradientModel.h"
 
+#include "amp/Dialect/Amp/Semantics/Indexing.h"
+
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
@@ -58,8 +60,14 @@ void gradient(ResizeOp op, GradientBuilder &gb, In rg, Grads og) {
   }
   SmallVector<int64_t> axes;
   if (std::optional<ArrayRef<int64_t>> given = op.getAxes()) {
-    for (int64_t a : *given)
-      axes.push_back(a < 0 ? a + rank : a);
+    for (int64_t a : *given) {
+      std::optional<int64_t> axis = semantics::normalizeAxis(a, rank);
+      if (!axis) {
+        gb.fail("has an axis out of range");
+        return;
+      }
+      axes.push_back(*axis);
+    }
   } else {
     for (int64_t i = 0; i < rank; ++i)
       axes.push_back(i);
