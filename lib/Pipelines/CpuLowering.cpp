@@ -3,6 +3,7 @@
 #include "amp/Conversion/Passes.h"
 #include "amp/InitAllDialects.h"
 #include "amp/Pipelines/Pipelines.h"
+#include "amp/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -50,6 +51,8 @@ void mlir::amp::buildBufferizationPipeline(OpPassManager &pm) {
 }
 
 void mlir::amp::buildCpuLoweringPipeline(OpPassManager &pm) {
+  // Function ops (Attention) become their graphs of lowerable ops.
+  pm.addPass(createAmpDecompose());
   pm.addPass(createConvertAmpToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAmpFuseElementwise());

@@ -25,6 +25,7 @@
 #include "amp/Target/ONNX/ONNXImporter.h"
 #include "amp/Training/Autodiff.h"
 #include "amp/Training/Passes.h"
+#include "amp/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -363,6 +364,8 @@ LogicalResult TrainStepBuilder::build() {
   refine.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
   pm.addPass(createCanonicalizerPass(refine));
   buildFrontEndPipeline(pm, frontEnd);
+  // Function ops (Attention) are differentiated through their graphs.
+  pm.addPass(createAmpDecompose());
   if (failed(pm.run(module)))
     return failure();
 

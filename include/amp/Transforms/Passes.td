@@ -103,4 +103,19 @@ def AmpCastCleanup : Pass<"amp-cast-cleanup", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::amp::AmpDialect"];
 }
 
+def AmpDecompose : Pass<"amp-decompose", "::mlir::ModuleOp"> {
+  let summary = "Replace function ops (Attention, ...) by their graphs";
+  let description = [{
+    Replaces every op that implements `DecomposableOpInterface` (ONNX's
+    function operators: Attention) by the graph of simpler amp ops that
+    defines it, also inside If/Loop/Scan bodies and again for function ops
+    a decomposition makes. Autocast and the ONNX writer see the op whole;
+    the CPU and CUDA lowerings run this first, and the train-step builder
+    runs it before the autodiff, so one definition gives the forward
+    kernels and the gradients. The decompositions follow the op's
+    `amp.accumulate` (see each one's documentation). A case a
+    decomposition does not handle is an error at the op.
+  }];
+}
+
 #endif // AMP_TRANSFORMS_PASSES_TD

@@ -11,6 +11,7 @@
 
 #include "amp/Conversion/Passes.h"
 #include "amp/Pipelines/Pipelines.h"
+#include "amp/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
@@ -35,6 +36,7 @@ static void buildCudaLaunchPipeline(OpPassManager &pm,
                                     const CudaLoweringOptions &options) {
   ConvertAmpToLinalgOptions lowering;
   lowering.parallelUnscale = true; // loss scaling's check, in parallel
+  pm.addPass(createAmpDecompose()); // function ops (Attention)
   pm.addPass(createConvertAmpToLinalg(lowering));
   pm.addPass(createCanonicalizerPass());
   // Before fusion, while the widening generics are still separate.

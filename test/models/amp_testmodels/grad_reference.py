@@ -1,15 +1,16 @@
 """Gradients of real architectures from PyTorch autograd (Debian python3).
 
-    python3 grad_reference.py --model resnet18|bert_encoder|gpt2_decoder|unet_small|einsum_encoder --out DIR
+    python3 grad_reference.py --model resnet18|bert_encoder|gpt2_decoder|unet_small|einsum_encoder|gqa_decoder --out DIR
 
-Builds the model of export_torch.build_model, or one of the two below
+Builds the model of export_torch.build_model, or one of the three below
 (seeded random weights),
 exports it (ResNet-18 in training mode, so BatchNormalization uses batch
 statistics; the transformers in eval mode, which for them only removes
 dropout), and computes the gradient of the mean squared error between the
 first output and fixed random targets on a batch of 2. Writes
-DIR/model.onnx, DIR/x.npy, DIR/y.npy (targets) and DIR/reference.npz with
-`loss` and `grad.<parameter name>` for every parameter.
+DIR/model.onnx (gqa_decoder: DIR/weights.npz, the test writes the ONNX
+model), DIR/x.npy, DIR/y.npy (targets) and DIR/reference.npz with `loss`
+and `grad.<parameter name>` for every parameter.
 """
 
 import argparse
@@ -81,10 +82,48 @@ class EinsumEncoder(nn.Module):
         return self.ln2(x + self.ff2(nn.functional.gelu(self.ff1(x))))
 
 
+class GQADecoderLayer(nn.Module):
+    """A decoder layer with grouped-query causal attention (4 query heads
+    over 2 key/value heads), written out in torch ops. torch 1.13 cannot
+    export ONNX's opset-23 Attention: the ONNX model of this layer, with
+    one Attention node, is written by the test from weights.npz
+    (test_train_vs_torch.attention_decoder_onnx)."""
+
+    def __init__(self, width=16, q_heads=4, kv_heads=2):
+        super().__init__()
+        self.q_heads, self.kv_heads = q_heads, kv_heads
+        head = width // q_heads
+        self.q = nn.Linear(width, width)
+        self.k = nn.Linear(width, kv_heads * head)
+        self.v = nn.Linear(width, kv_heads * head)
+        self.o = nn.Linear(width, width)
+        self.ln = nn.LayerNorm(width)
+
+    def forward(self, x):
+        batch, seq, width = x.shape
+        head = width // self.q_heads
+        group = self.q_heads // self.kv_heads
+
+        def heads(t, n):
+            return t.reshape(batch, seq, n, head).transpose(1, 2)
+
+        q = heads(self.q(x), self.q_heads)
+        k = heads(self.k(x), self.kv_heads).repeat_interleave(group, 1)
+        v = heads(self.v(x), self.kv_heads).repeat_interleave(group, 1)
+        scores = q @ k.transpose(-1, -2) / head ** 0.5
+        causal = torch.ones(seq, seq, dtype=torch.bool).tril()
+        scores = scores.masked_fill(~causal, float("-inf"))
+        attended = (scores.softmax(-1) @ v).transpose(1, 2).reshape(batch, seq, width)
+        return self.ln(x + self.o(attended))
+
+
 LOCAL_MODELS = {
     "unet_small": (SmallUNet, (1, 3, 16, 16)),
     "einsum_encoder": (EinsumEncoder, (1, 6, 16)),
+    "gqa_decoder": (GQADecoderLayer, (1, 6, 16)),
 }
+# Models whose ONNX form the test writes (weights.npz instead of model.onnx).
+WEIGHTS_ONLY = {"gqa_decoder"}
 
 
 def build_local(name):
@@ -140,10 +179,14 @@ def main():
     if x.is_floating_point():
         x = x.to(dtype)
     model = model.to(dtype)
-    torch.onnx.export(model, (x,), os.path.join(args.out, "model.onnx"),
-                      input_names=["x"], output_names=["y"], opset_version=17,
-                      training=mode, do_constant_folding=False,
-                      dynamic_axes={"x": {0: "N"}, "y": {0: "N"}})
+    if args.model in WEIGHTS_ONLY:
+        np.savez(os.path.join(args.out, "weights.npz"),
+                 **{n: p.detach().numpy() for n, p in model.named_parameters()})
+    else:
+        torch.onnx.export(model, (x,), os.path.join(args.out, "model.onnx"),
+                          input_names=["x"], output_names=["y"], opset_version=17,
+                          training=mode, do_constant_folding=False,
+                          dynamic_axes={"x": {0: "N"}, "y": {0: "N"}})
     # The export ran the model once (BatchNorm statistics moved): rebuild.
     model, _ = build(args.model)
     model = model.to(dtype)

@@ -123,7 +123,7 @@ def _check(case, amp_opt, amp_run, tmp_path):
     grads = [np.load(out / f"p{i}.grad.npy") for i in range(len(params))]
 
     directions = [rng.standard_normal(p.shape) for p in params]
-    zeros = args[len(params):]
+    zeros = args[len(params):len(args) - len(inputs)]  # grads and scale
 
     def loss_at(sign):
         # The training-mode forward (BatchNormalization with batch
@@ -575,6 +575,75 @@ CASES += [
 %a, %b = amp.split %p0, %sz {{axis = 1 : i64, num_outputs = 2 : i64}} : ({_t(2, 5)}, tensor<2xi64>) -> ({_t(2, 2)}, {_t(2, 3)})
 %out = amp.mul %b, %b : ({_t(2, 3)}, {_t(2, 3)}) -> {_t(2, 3)}""", (2, 3)),
 ]
+
+
+def _attention_case(name, shapes, result_types, out, attrs="", mask=None, inputs=(),
+                    past=False, result=0):
+    """ONNX Attention (amp-decompose's graph, differentiated through).
+
+    ``shapes`` are Q, K, V (then past_key, past_value with ``past``), all
+    parameters; a ``mask`` shape adds a float attn_mask parameter;
+    ``inputs`` are (operand slot, array) pairs fed as inputs (a bool mask,
+    nonpad_kv_seqlen). ``result`` picks the output: 0 = Y, 3 = qk output."""
+    params = list(shapes)
+    operands = {i: (f"%p{i}", _t(*shapes[i])) for i in range(3)}
+    if past:
+        operands[4] = ("%p3", _t(*shapes[3]))
+        operands[5] = ("%p4", _t(*shapes[4]))
+    if mask is not None:
+        params.append(mask)
+        operands[3] = (f"%p{len(params) - 1}", _t(*mask))
+    for index, (slot, array) in enumerate(inputs):
+        operands[slot] = (f"%x{index}", _type(array.shape, _dtype(array)))
+    values, types = zip(*[operands.get(slot, ("%n", "none")) for slot in range(7)])
+    results = ", ".join(_t(*r) for r in result_types)
+    picked = ["%y", "%pk", "%pv", "%qk"][result]
+    body = (f"%n = amp.none\n%y, %pk, %pv, %qk = amp.attention {', '.join(values)} "
+            f"{attrs} : ({', '.join(types)}) -> ({results})\n"
+            f"%out = amp.identity {picked} : ({_t(*out)}) -> {_t(*out)}")
+    return Case(name, params, body, out, inputs=[array for _, array in inputs])
+
+
+CASES += [
+    # Q (1, 2, 3, 4), K (1, 2, 5, 4), V (1, 2, 5, 3): plain scaled attention.
+    _attention_case("attention_4d", [(1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 3)],
+                    [(1, 2, 3, 3), (1, 2, 5, 4), (1, 2, 5, 3), (1, 2, 3, 5)], (1, 2, 3, 3)),
+    # 3-d inputs, 4 query heads over 2 key/value heads, a KV cache and the
+    # causal mask offset by the past (2 keys).
+    _attention_case("attention_3d_gqa_causal_past",
+                    [(1, 3, 8), (1, 3, 4), (1, 3, 6), (1, 2, 2, 2), (1, 2, 2, 3)],
+                    [(1, 3, 12), (1, 2, 5, 2), (1, 2, 5, 3), (1, 4, 3, 5)], (1, 3, 12),
+                    attrs="{is_causal = 1 : i64, kv_num_heads = 2 : i64, q_num_heads = 4 : i64}",
+                    past=True),
+    # A float mask (a parameter too), softcap, and the biased scores out.
+    _attention_case("attention_mask_softcap_qk_biased",
+                    [(1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 3)],
+                    [(1, 2, 3, 3), (1, 2, 5, 4), (1, 2, 5, 3), (1, 2, 3, 5)], (1, 2, 3, 5),
+                    attrs="{qk_matmul_output_mode = 2 : i64, softcap = 2.0 : f32}",
+                    mask=(3, 5), result=3),
+    # A bool mask shorter than the keys (padded with "masked"), a sliding
+    # window and an explicit scale; P (mode 3) out.
+    _attention_case("attention_bool_mask_window_scale",
+                    [(1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 3)],
+                    [(1, 2, 3, 3), (1, 2, 5, 4), (1, 2, 5, 3), (1, 2, 3, 5)], (1, 2, 3, 5),
+                    attrs="{left_window_size = 2 : i64, qk_matmul_output_mode = 3 : i64, "
+                          "right_window_size = 1 : i64, scale = 0.5 : f32}",
+                    inputs=[(3, np.array([[1, 1, 0, 1], [1, 1, 1, 1], [0, 1, 1, 1]], dtype=np.bool_))],
+                    result=3),
+    # An external cache: per-batch valid lengths (3 and 5) with the causal
+    # frontier at nonpad - q_len.
+    _attention_case("attention_causal_nonpad",
+                    [(2, 2, 2, 4), (2, 2, 5, 4), (2, 2, 5, 4)],
+                    [(2, 2, 2, 4), (2, 2, 5, 4), (2, 2, 5, 4), (2, 2, 2, 5)], (2, 2, 2, 4),
+                    attrs="{is_causal = 1 : i64}",
+                    inputs=[(6, np.array([3, 5], dtype=np.int64))]),
+    # A fully masked query row: Y is 0 there and the gradients stay finite.
+    _attention_case("attention_fully_masked_row",
+                    [(1, 1, 2, 4), (1, 1, 3, 4), (1, 1, 3, 2)],
+                    [(1, 1, 2, 2), (1, 1, 3, 4), (1, 1, 3, 2), (1, 1, 2, 3)], (1, 1, 2, 2),
+                    inputs=[(3, np.array([[False, False, False], [True, False, True]]))]),
+]
+
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

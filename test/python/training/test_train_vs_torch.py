@@ -44,7 +44,41 @@ def _run(cmd, ok=True):
 def _reference(tmp_path_factory, script, *args):
     out = tmp_path_factory.mktemp("ref")
     _run([DEBIAN_PYTHON, os.path.join(MODELS, script), "--out", out, *args])
+    if (out / "weights.npz").exists():
+        attention_decoder_onnx(out / "weights.npz", out / "model.onnx")
     return out
+
+
+def attention_decoder_onnx(weights, path):
+    """grad_reference.py's GQADecoderLayer as ONNX (opset 23): the
+    projections as MatMul(x, Transpose(W)) + b, one Attention node (3-d,
+    4 query heads over 2 key/value heads, causal), the residual and a
+    LayerNormalization. Initializers carry the torch parameter names."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = np.load(weights)
+    nodes, inits = [], [numpy_helper.from_array(w[n], n) for n in w.files]
+    for name in ("q", "k", "v", "o"):
+        source = "attended" if name == "o" else "x"
+        nodes += [helper.make_node("Transpose", [f"{name}.weight"], [f"{name}.wt"]),
+                  helper.make_node("MatMul", [source, f"{name}.wt"], [f"{name}.mm"]),
+                  helper.make_node("Add", [f"{name}.mm", f"{name}.bias"], [f"{name}.out"],
+                                   name=f"{name}_proj")]
+        if name == "v":
+            nodes.append(helper.make_node(
+                "Attention", ["q.out", "k.out", "v.out"], ["attended"], name="attn",
+                is_causal=1, q_num_heads=4, kv_num_heads=2))
+    nodes += [helper.make_node("Add", ["x", "o.out"], ["residual"]),
+              helper.make_node("LayerNormalization", ["residual", "ln.weight", "ln.bias"],
+                               ["y"], axis=-1, epsilon=1e-5)]
+    graph = helper.make_graph(
+        nodes, "gqa_decoder",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 6, 16])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, path)
 
 
 def _rel(a, b):
@@ -102,14 +136,15 @@ def test_small_model_gradients(model, amp_opt, amp_run, tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("model", ["resnet18", "bert_encoder", "gpt2_decoder", "unet_small",
-                                   "einsum_encoder"])
+                                   "einsum_encoder", "gqa_decoder"])
 def test_real_model_gradients(model, amp_opt, amp_run, tmp_path_factory):
     """ResNet-18 with training-mode BatchNormalization, the BERT-style
     encoder and the GPT-2-style decoder (embeddings as Gather, LayerNorm,
     attention, GELU), a UNet-style block (GroupNorm as
     InstanceNormalization, ConvTranspose, bilinear and nearest Resize,
-    skip connections) and an encoder whose attention is two Einsums; MSE
-    against random targets on a batch of 2.
+    skip connections), an encoder whose attention is two Einsums and a
+    decoder layer with ONNX's Attention op (grouped-query, causal: through
+    amp-decompose's graph); MSE against random targets on a batch of 2.
 
     ResNet-18 runs in float64 on both sides (measured: 2e-11). In fp32 its
     gradient is not a well-conditioned quantity: some pre-activations of
@@ -131,7 +166,7 @@ def test_real_model_gradients(model, amp_opt, amp_run, tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model", ["unet_small", "einsum_encoder"])
+@pytest.mark.parametrize("model", ["unet_small", "einsum_encoder", "gqa_decoder"])
 def test_fp16_dynamic_scaling_tracks_fp32(model, amp_run, tmp_path_factory):
     """30 AdamW steps in fp16 with dynamic loss scaling (GradScaler's
     defaults: the first step overflows at 2^16 and is skipped) follow the
