@@ -17,6 +17,7 @@ config.test_exec_root = os.path.join(config.amp_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%amp_src_root", config.amp_src_root))
+config.substitutions.append(("%mlir_include", config.mlir_include_dir))
 config.substitutions.append(
     ("%onnx-print",
      f"{config.python_executable} {config.amp_src_root}/test/lit-tools/onnx-print.py"))

@@ -1,11 +1,14 @@
 //===- amp-tblgen.cpp - amp's TableGen backends ---------------------------===//
 //
 // Build-time generator: `amp-tblgen -gen-gradient-rules Rules.td` writes the
-// C++ of declarative gradient rules (GradientRulesGen.cpp).
+// C++ of declarative gradient rules (GradientRulesGen.cpp);
+// `-gen-pass-option-binders Passes.td` the OptionsBinder calls of the
+// passes' options (PassOptionBindersGen.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "GradientRulesGen.h"
+#include "PassOptionBindersGen.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -15,17 +18,22 @@
 using namespace llvm;
 
 namespace {
-enum class Action { GenGradientRules };
+enum class Action { GenGradientRules, GenPassOptionBinders };
 
 cl::opt<Action>
     action(cl::desc("Action to perform:"),
            cl::values(clEnumValN(Action::GenGradientRules, "gen-gradient-rules",
-                                 "C++ of the GradientRule records")));
+                                 "C++ of the GradientRule records"),
+               clEnumValN(Action::GenPassOptionBinders,
+                          "gen-pass-option-binders",
+                          "OptionsBinder calls of the passes' options")));
 
 bool emit(raw_ostream &os, RecordKeeper &records) {
   switch (action) {
   case Action::GenGradientRules:
     return amp::tblgen::emitGradientRules(os, records);
+  case Action::GenPassOptionBinders:
+    return amp::tblgen::emitPassOptionBinders(os, records);
   }
   return true;
 }

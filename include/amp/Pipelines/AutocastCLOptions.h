@@ -4,8 +4,9 @@
 // (amp-opt, amp-run): --amp-type, --amp-opt-level, --amp-policy,
 // --amp-allow/deny/infer/clear/unlist, --amp-node-rule,
 // --amp-keep-io-types, --amp-fp32-accumulate, --amp-clamp-constants,
-// --amp-report, --amp-dot. Registered on demand, like MLIR's pass-manager
-// flags.
+// --amp-report, --amp-dot: amp-autocast's options (Passes.td) bound as flags
+// (BoundCLOptions), so their names, defaults and descriptions are written
+// once. Registered on demand, like MLIR's pass-manager flags.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,8 +30,9 @@ void registerAutocastCLOptions(llvm::StringRef defaultType);
 /// The category the flags are listed under in --help.
 llvm::cl::OptionCategory &getAutocastCLCategory();
 
-/// amp-autocast's options as the command line gives them. The list options
-/// refer to the (static) flag storage.
+/// amp-autocast's options as the command line gives them (the defaults if
+/// the flags were not registered). The list options refer to the flags'
+/// storage, which lives until exit.
 AmpAutocastOptions getAutocastCLOptions();
 
 /// Whether the front end folds constants (false with

@@ -46,6 +46,10 @@ struct FrontEndOptions {
   bool foldConstants = true;
   /// The bytes each run of the constant folder may materialise.
   int64_t foldMaxBytes = ModelLimits().maxFoldBytes;
+
+  /// The options (amp-autocast's from Passes.td, then the front end's), for
+  /// the `amp-front-end{...}` pipeline options and the tools' flags.
+  void bind(OptionsBinder &binder);
 };
 
 /// The constant folder of the front end: a pass factory, given the bytes

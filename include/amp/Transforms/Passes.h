@@ -4,6 +4,7 @@
 #define AMP_TRANSFORMS_PASSES_H
 
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
+#include "amp/Support/OptionsBinder.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/Support/Error.h"
@@ -15,6 +16,10 @@ namespace mlir::amp {
 
 #define GEN_PASS_REGISTRATION
 #include "amp/Transforms/Passes.h.inc"
+
+// bindOptions(AmpAutocastOptions &, OptionsBinder &), ...: the options of
+// Passes.td for textual pipelines and the tools' flags.
+#include "amp/Transforms/PassOptionBinders.h.inc"
 
 /// Checks amp-autocast's options (type, opt level, policy file, op names,
 /// node rules) without running the pass, so that a driver can report a bad

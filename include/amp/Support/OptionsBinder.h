@@ -1,0 +1,54 @@
+//===- OptionsBinder.h - options declared once, bound many ways -*- C++ -*-===//
+//
+// An options struct (a pipeline's, a pass's) lists its fields once, with
+// their names and descriptions, by calling an OptionsBinder; its defaults
+// are the struct's member initialisers. Each front end is a binder: the
+// textual pipeline options (BoundPipelineOptions), the tools' command-line
+// flags (CLOptionsBinder) and a documentation table. So no option is
+// declared twice and no default is repeated. The passes' own options come
+// from their TableGen declarations: amp-tblgen -gen-pass-option-binders
+// writes `bindOptions(<Pass>Options &, OptionsBinder &)` for each pass.
+// (IREE's OptionsBinder is the model.)
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_SUPPORT_OPTIONSBINDER_H
+#define AMP_SUPPORT_OPTIONSBINDER_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir::amp {
+
+/// What a struct says about one field: its name (the textual pipeline
+/// option; the tools' flag is `amp-<name>` unless the tool renames it) and
+/// a one-line description.
+struct OptionSpec {
+  llvm::StringRef name;
+  llvm::StringRef description;
+};
+
+/// Receives the fields of an options struct, by reference.
+class OptionsBinder {
+public:
+  virtual ~OptionsBinder() = default;
+  virtual void bind(const OptionSpec &spec, bool &value) = 0;
+  virtual void bind(const OptionSpec &spec, unsigned &value) = 0;
+  virtual void bind(const OptionSpec &spec, int64_t &value) = 0;
+  virtual void bind(const OptionSpec &spec, double &value) = 0;
+  virtual void bind(const OptionSpec &spec, std::string &value) = 0;
+  /// A list (comma separated in textual pipelines) the struct owns.
+  virtual void bind(const OptionSpec &spec, std::vector<std::string> &value) = 0;
+  /// A list whose storage the binder keeps (the passes' generated option
+  /// structs hold ArrayRefs): valid as long as the binder's options.
+  virtual void bind(const OptionSpec &spec,
+                    llvm::ArrayRef<std::string> &value) = 0;
+};
+
+} // namespace mlir::amp
+
+#endif // AMP_SUPPORT_OPTIONSBINDER_H
