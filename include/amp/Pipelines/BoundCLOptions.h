@@ -36,10 +36,12 @@ public:
   using BindFn = std::function<void(OptionsT &, OptionsBinder &)>;
 
   /// Registers the flags of `defaults`' fields (as `bind` lists them) in
-  /// `category`; `spellings` overrides a field's flag by option name.
+  /// `category`, named `<prefix><option name>`; `spellings` overrides a
+  /// field's flag by option name.
   BoundCLOptions(llvm::cl::OptionCategory &category, OptionsT defaults,
-                 BindFn bind, llvm::StringMap<FlagSpelling> spellings = {})
-      : bindFn(std::move(bind)), defaults(std::move(defaults)) {
+                 BindFn bind, llvm::StringMap<FlagSpelling> spellings = {},
+                 llvm::StringRef prefix = "amp-")
+      : bindFn(std::move(bind)), prefix(prefix), defaults(std::move(defaults)) {
     Maker maker(*this, category, spellings);
     bindFn(this->defaults, maker);
   }
@@ -74,12 +76,34 @@ private:
     void bind(const OptionSpec &s, llvm::ArrayRef<std::string> &v) override {
       list(s, v);
     }
+    void bind(const OptionSpec &s, std::optional<double> &v) override {
+      FlagSpelling how = spelling(s);
+      if (how.flag.empty())
+        return parent.owned.push_back(nullptr);
+      parent.names.push_back(how.flag);
+      parent.owned.push_back(std::make_unique<llvm::cl::opt<double>>(
+          llvm::StringRef(parent.names.back()), llvm::cl::desc(s.description),
+          llvm::cl::cat(category)));
+    }
+    void bind(const OptionSpec &s, int &v,
+              llvm::ArrayRef<OptionChoice> choices) override {
+      auto value = static_cast<OptionChoiceValue>(v);
+      scalar(s, value);
+      auto *option =
+          static_cast<llvm::cl::opt<OptionChoiceValue> *>(parent.owned.back().get());
+      if (!option)
+        return;
+      for (const OptionChoice &choice : choices)
+        option->getParser().addLiteralOption(
+            choice.name, OptionChoiceValue(choice.value), choice.description);
+    }
 
   private:
     FlagSpelling spelling(const OptionSpec &s) const {
       auto it = spellings.find(s.name);
-      return it != spellings.end() ? it->second
-                                   : FlagSpelling{"amp-" + s.name.str()};
+      return it != spellings.end()
+                 ? it->second
+                 : FlagSpelling{parent.prefix + s.name.str()};
     }
     template <typename T>
     void scalar(const OptionSpec &s, T &v) {
@@ -125,6 +149,18 @@ private:
       if (const List *option = static_cast<const List *>(next()))
         v = *&*option;
     }
+    void bind(const OptionSpec &, std::optional<double> &v) override {
+      if (const auto *option =
+              static_cast<const llvm::cl::opt<double> *>(next()))
+        if (option->getNumOccurrences())
+          v = option->getValue();
+    }
+    void bind(const OptionSpec &, int &v,
+              llvm::ArrayRef<OptionChoice>) override {
+      auto value = static_cast<OptionChoiceValue>(v);
+      scalar(value);
+      v = static_cast<int>(value);
+    }
 
   private:
     template <typename T>
@@ -138,6 +174,7 @@ private:
   };
 
   BindFn bindFn;
+  std::string prefix;
   OptionsT defaults;
   /// The flags' names (cl::opt keeps a StringRef), in a list that does not
   /// move its elements.

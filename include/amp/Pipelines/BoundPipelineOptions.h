@@ -60,6 +60,23 @@ private:
     void bind(const OptionSpec &s, llvm::ArrayRef<std::string> &v) override {
       list(s, v);
     }
+    void bind(const OptionSpec &s, std::optional<double> &v) override {
+      auto option = std::make_unique<ScalarOption<double>>(
+          parent, s.name, llvm::cl::desc(s.description));
+      if (v)
+        *option = *v;
+      parent.owned.push_back(std::move(option));
+    }
+    void bind(const OptionSpec &s, int &v,
+              llvm::ArrayRef<OptionChoice> choices) override {
+      auto option = std::make_unique<ScalarOption<OptionChoiceValue>>(
+          parent, s.name, llvm::cl::desc(s.description),
+          llvm::cl::init(OptionChoiceValue(v)));
+      for (const OptionChoice &choice : choices)
+        option->getParser().addLiteralOption(
+            choice.name, OptionChoiceValue(choice.value), choice.description);
+      parent.owned.push_back(std::move(option));
+    }
 
   private:
     template <typename T>
@@ -91,6 +108,17 @@ private:
     }
     void bind(const OptionSpec &, llvm::ArrayRef<std::string> &v) override {
       v = llvm::ArrayRef<std::string>(list());
+    }
+    void bind(const OptionSpec &, std::optional<double> &v) override {
+      const auto &option = static_cast<const ScalarOption<double> &>(next());
+      if (option.hasValue())
+        v = option.getValue();
+    }
+    void bind(const OptionSpec &, int &v,
+              llvm::ArrayRef<OptionChoice>) override {
+      OptionChoiceValue value;
+      scalar(value);
+      v = static_cast<int>(value);
     }
 
   private:

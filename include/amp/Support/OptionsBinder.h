@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,14 @@ namespace mlir::amp {
 /// option; the tools' flag is `amp-<name>` unless the tool renames it) and
 /// a one-line description.
 struct OptionSpec {
+  llvm::StringRef name;
+  llvm::StringRef description;
+};
+
+/// One value of an enumerated option: the enumerator (as an int), its
+/// spelling and a description.
+struct OptionChoice {
+  int value;
   llvm::StringRef name;
   llvm::StringRef description;
 };
@@ -47,7 +56,27 @@ public:
   /// structs hold ArrayRefs): valid as long as the binder's options.
   virtual void bind(const OptionSpec &spec,
                     llvm::ArrayRef<std::string> &value) = 0;
+  /// A number whose absence means "the default of the context" (momentum:
+  /// 0 for sgd, 0.9 for momentum): nullopt unless given.
+  virtual void bind(const OptionSpec &spec, std::optional<double> &value) = 0;
+  /// One of `choices` (see bindEnum).
+  virtual void bind(const OptionSpec &spec, int &value,
+                    llvm::ArrayRef<OptionChoice> choices) = 0;
 };
+
+/// The value type binders give enumerated options (a distinct type, so that
+/// llvm::cl uses its named-value parser for it).
+enum class OptionChoiceValue : int {};
+
+/// An enum field as one of `choices`, spelled by name everywhere; the
+/// spellings are parsed once, by the binder.
+template <typename EnumT>
+void bindEnum(OptionsBinder &binder, const OptionSpec &spec, EnumT &field,
+              llvm::ArrayRef<OptionChoice> choices) {
+  int value = static_cast<int>(field);
+  binder.bind(spec, value, choices);
+  field = static_cast<EnumT>(value);
+}
 
 } // namespace mlir::amp
 

@@ -22,7 +22,9 @@
 #define AMP_TRAINING_TRAINSTEP_H
 
 #include "amp/Pipelines/Pipelines.h"
+#include "amp/Support/OptionsBinder.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
 
 #include <optional>
 #include <string>
@@ -79,6 +81,13 @@ struct TrainStepOptions {
   /// Import cleanup and autocast of the forward pass (opt level 0 gives a
   /// pure fp32 step).
   FrontEndOptions frontEnd;
+
+  /// The options above (all but frontEnd and the loss-scale mode, whose
+  /// `dynamic|none|static:S` spelling the tools parse), for the tools'
+  /// flags (`--loss`, `--lr`, ...) and textual options.
+  void bind(OptionsBinder &binder);
+  /// Checks the values (ranges, combinations); the message names the flag.
+  llvm::Error validate() const;
 };
 
 /// The loss-scale mode `options` resolve to for low-precision type

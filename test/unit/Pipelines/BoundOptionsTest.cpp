@@ -20,17 +20,25 @@ using namespace mlir;
 using namespace mlir::amp;
 
 namespace {
+enum class Kind { Plain = 3, Fancy = 5 };
+
 struct Holder {
   AmpAutocastOptions autocast;
   std::vector<std::string> names{"a"};
   int64_t bytes = 7;
   double ratio = 0.25;
+  std::optional<double> momentum;
+  Kind kind = Kind::Plain;
 
   void bind(OptionsBinder &binder) {
     bindOptions(autocast, binder);
     binder.bind({"names", "Names"}, names);
     binder.bind({"bytes", "Bytes"}, bytes);
     binder.bind({"ratio", "Ratio"}, ratio);
+    binder.bind({"momentum", "Momentum"}, momentum);
+    bindEnum(binder, {"kind", "Kind"}, kind,
+             {{int(Kind::Plain), "plain", "plain"},
+              {int(Kind::Fancy), "fancy", "fancy"}});
   }
 };
 
@@ -47,6 +55,12 @@ public:
   }
   void bind(const OptionSpec &s, llvm::ArrayRef<std::string> &v) override {
     add(s, llvm::join(v, "|"));
+  }
+  void bind(const OptionSpec &s, std::optional<double> &v) override {
+    add(s, v ? std::to_string(*v) : "unset");
+  }
+  void bind(const OptionSpec &s, int &v, llvm::ArrayRef<OptionChoice>) override {
+    add(s, std::to_string(v));
   }
   std::vector<std::string> fields;
 
@@ -77,7 +91,8 @@ TEST(BoundPipelineOptions, ParsesIntoTheFields) {
   llvm::raw_string_ostream os(errors);
   ASSERT_TRUE(succeeded(options.parseFromString(
       "type=bf16 opt-level=2 allow=MatMul,Exp node-rules=enc.*=deny "
-      "keep-io-types=false names=x,y bytes=12 ratio=0.5",
+      "keep-io-types=false names=x,y bytes=12 ratio=0.5 momentum=0 "
+      "kind=fancy",
       os)))
       << errors;
   Holder parsed = options.get();
@@ -92,6 +107,10 @@ TEST(BoundPipelineOptions, ParsesIntoTheFields) {
   EXPECT_EQ(parsed.names, (std::vector<std::string>{"x", "y"}));
   EXPECT_EQ(parsed.bytes, 12);
   EXPECT_EQ(parsed.ratio, 0.5);
+  EXPECT_EQ(parsed.momentum, std::optional<double>(0.0));
+  EXPECT_EQ(parsed.kind, Kind::Fancy);
+  // Not given: still unset.
+  EXPECT_FALSE(BoundPipelineOptions<Holder>().get().momentum.has_value());
 }
 
 TEST(BoundPipelineOptions, RejectsBadValues) {
@@ -100,6 +119,7 @@ TEST(BoundPipelineOptions, RejectsBadValues) {
   llvm::raw_string_ostream os(errors);
   EXPECT_TRUE(failed(options.parseFromString("opt-level=high", os)));
   EXPECT_TRUE(failed(options.parseFromString("no-such-option=1", os)));
+  EXPECT_TRUE(failed(options.parseFromString("kind=other", os)));
 }
 
 TEST(BoundCLOptions, FlagsBindToTheStruct) {
@@ -119,7 +139,8 @@ TEST(BoundCLOptions, FlagsBindToTheStruct) {
                         "--test-node-rule=c=allow",
                         "--amp-names=p,q",
                         "--amp-bytes=3",
-                        "--test-ratio=0.75"};
+                        "--test-ratio=0.75",
+                        "--amp-kind=fancy"};
   ASSERT_TRUE(llvm::cl::ParseCommandLineOptions(std::size(argv), argv, "",
                                                 &llvm::nulls()));
   Holder parsed = flags.get();
@@ -132,6 +153,8 @@ TEST(BoundCLOptions, FlagsBindToTheStruct) {
   EXPECT_EQ(parsed.names, (std::vector<std::string>{"p", "q"}));
   EXPECT_EQ(parsed.bytes, 3);
   EXPECT_EQ(parsed.ratio, 0.75);
+  EXPECT_EQ(parsed.kind, Kind::Fancy);
+  EXPECT_FALSE(parsed.momentum.has_value());
   // Left out: no flag, the default stays.
   EXPECT_EQ(llvm::cl::getRegisteredOptions().count("amp-summary"), 0u);
   EXPECT_FALSE(parsed.autocast.printSummary);
