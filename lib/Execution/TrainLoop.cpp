@@ -3,21 +3,16 @@
 #include "amp/Execution/TrainLoop.h"
 
 #include "amp/Execution/CpuProgram.h"
-#include "amp/Pipelines/AutocastCLOptions.h"
-#include "amp/Pipelines/ModelLimitsCLOptions.h"
 #include "amp/Runtime/Npz.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
 #include "amp/Target/ONNX/ONNXWeights.h"
-#include "amp/Training/TrainCLOptions.h"
 #include "amp/Training/TrainStep.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/ManagedStatic.h"
 
 #include <chrono>
 #include <cstring>
@@ -27,111 +22,64 @@
 using namespace mlir;
 using namespace mlir::amp;
 using namespace mlir::amp::execution;
-namespace cl = llvm::cl;
 
 //===----------------------------------------------------------------------===//
 // Flags
 //===----------------------------------------------------------------------===//
 
-namespace {
-struct TrainLoopCLOptions {
-  cl::OptionCategory category{"amp-run training loop (--train)"};
-  cl::opt<std::string> data{"data", cl::desc("Training inputs (.npy/.pb), "
-                                             "samples along dimension 0"),
-                            cl::value_desc("file"), cl::cat(category)};
-  cl::opt<std::string> labels{"labels", cl::desc("Training labels/targets"),
-                              cl::value_desc("file"), cl::cat(category)};
-  cl::opt<std::string> evalData{"eval-data", cl::desc("Evaluation inputs"),
-                                cl::value_desc("file"), cl::cat(category)};
-  cl::opt<std::string> evalLabels{"eval-labels",
-                                  cl::desc("Evaluation labels/targets"),
-                                  cl::value_desc("file"), cl::cat(category)};
-  cl::opt<int64_t> batchSize{"batch-size", cl::desc("Samples per step (32)"),
-                             cl::init(32), cl::cat(category)};
-  cl::opt<int64_t> epochs{"epochs", cl::desc("Passes over the data"),
-                          cl::init(0), cl::cat(category)};
-  cl::opt<int64_t> steps{"steps", cl::desc("Steps to run"), cl::init(0),
-                         cl::cat(category)};
-  cl::opt<uint64_t> shuffleSeed{"shuffle-seed",
-                                cl::desc("Seed of the per-epoch shuffle (0)"),
-                                cl::init(0), cl::cat(category)};
-  cl::opt<bool> noShuffle{"no-shuffle", cl::desc("Keep the data order"),
-                          cl::cat(category)};
-  cl::opt<int64_t> logEvery{"log-every",
-                            cl::desc("Progress line every N steps (10)"),
-                            cl::init(10), cl::cat(category)};
-  cl::opt<int64_t> accumulate{
-      "accumulate",
-      cl::desc("Micro-batches per optimizer step (needs a program built "
-               "with --split-step; amp-run builds it so from ONNX)"),
-      cl::init(1), cl::cat(category)};
-  cl::opt<int64_t> replicaIndex{
-      "replica-index",
-      cl::desc("This replica's index among data-parallel replicas: its "
-               "Dropout masks differ from the others' (0: a single "
-               "process's masks)"),
-      cl::init(0), cl::cat(category)};
-  cl::opt<std::string> loadState{"load-state",
-                                 cl::desc("Start from this state (.npz)"),
-                                 cl::value_desc("file"), cl::cat(category)};
-  cl::opt<std::string> saveState{"save-state",
-                                 cl::desc("Write the final state (.npz)"),
-                                 cl::value_desc("file"), cl::cat(category)};
-  cl::opt<std::string> logCsv{"log-csv", cl::desc("Per-step log (CSV)"),
-                              cl::value_desc("file"), cl::cat(category)};
-  cl::opt<std::string> exportOnnx{
-      "export-onnx",
-      cl::desc("Write the ONNX model with the trained weights (inference "
-               "mode) to this file (ONNX input only)"),
-      cl::value_desc("file"), cl::cat(category)};
-};
-} // namespace
-
-static llvm::ManagedStatic<TrainLoopCLOptions> loopFlags;
-
-void mlir::amp::execution::registerTrainLoopCLOptions() { *loopFlags; }
-cl::OptionCategory &mlir::amp::execution::getTrainLoopCLCategory() {
-  return loopFlags->category;
-}
-
 static llvm::Error loopError(const Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-llvm::Expected<TrainLoopOptions> mlir::amp::execution::getTrainLoopCLOptions() {
-  const TrainLoopCLOptions &f = *loopFlags;
-  TrainLoopOptions options;
-  options.data = f.data;
-  options.labels = f.labels;
-  options.evalData = f.evalData;
-  options.evalLabels = f.evalLabels;
-  options.batchSize = f.batchSize;
-  options.epochs = f.epochs;
-  options.steps = f.steps;
-  options.shuffleSeed = f.shuffleSeed;
-  options.shuffle = !f.noShuffle;
-  options.logEvery = f.logEvery;
-  options.accumulate = f.accumulate;
-  if (options.accumulate < 1)
+void TrainLoopOptions::bind(OptionsBinder &b) {
+  b.bind({"data", "Training inputs (.npy/.pb), samples along dimension 0"},
+         data);
+  b.bind({"labels", "Training labels/targets"}, labels);
+  b.bind({"eval-data", "Evaluation inputs"}, evalData);
+  b.bind({"eval-labels", "Evaluation labels/targets"}, evalLabels);
+  b.bind({"batch-size", "Samples per step (32)"}, batchSize);
+  b.bind({"epochs", "Passes over the data"}, epochs);
+  b.bind({"steps", "Steps to run"}, steps);
+  int64_t seed = static_cast<int64_t>(shuffleSeed);
+  b.bind({"shuffle-seed", "Seed of the per-epoch shuffle (0)"}, seed);
+  shuffleSeed = static_cast<uint64_t>(seed);
+  bool noShuffle = !shuffle;
+  b.bind({"no-shuffle", "Keep the data order"}, noShuffle);
+  shuffle = !noShuffle;
+  b.bind({"log-every", "Progress line every N steps (10)"}, logEvery);
+  b.bind({"accumulate",
+          "Micro-batches per optimizer step (needs a program built with "
+          "--split-step; amp-run builds it so from ONNX)"},
+         accumulate);
+  b.bind({"replica-index",
+          "This replica's index among data-parallel replicas: its Dropout "
+          "masks differ from the others' (0: a single process's masks)"},
+         replicaIndex);
+  b.bind({"load-state", "Start from this state (.npz)"}, loadState);
+  b.bind({"save-state", "Write the final state (.npz)"}, saveState);
+  b.bind({"log-csv", "Per-step log (CSV)"}, logCsv);
+  b.bind({"export-onnx",
+          "Write the ONNX model with the trained weights (inference mode) to "
+          "this file"},
+         exportOnnx);
+}
+
+llvm::Error TrainLoopOptions::validate() const {
+  if (accumulate < 1)
     return loopError("--accumulate must be >= 1");
-  options.replicaIndex = f.replicaIndex;
-  if (options.replicaIndex < 0 || options.replicaIndex > UINT32_MAX)
+  if (replicaIndex < 0 || replicaIndex > UINT32_MAX)
     return loopError("--replica-index must be in [0, 2^32)");
-  options.loadState = f.loadState;
-  options.saveState = f.saveState;
-  options.logCsv = f.logCsv;
-  options.exportOnnx = f.exportOnnx;
-  if (options.data.empty() || options.labels.empty())
+  if (data.empty() || labels.empty())
     return loopError("--train needs --data and --labels");
-  if ((options.epochs > 0) == (options.steps > 0))
+  if ((epochs > 0) == (steps > 0))
     return loopError("give exactly one of --epochs N and --steps N (N > 0)");
-  if (options.batchSize < 1)
+  if (batchSize < 1)
     return loopError("--batch-size must be >= 1");
-  if (options.evalData.empty() != options.evalLabels.empty())
+  if (evalData.empty() != evalLabels.empty())
     return loopError("--eval-data and --eval-labels go together");
-  if (options.logEvery < 1)
+  if (logEvery < 1)
     return loopError("--log-every must be >= 1");
-  return options;
+  return llvm::Error::success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -797,39 +745,29 @@ LogicalResult mlir::amp::execution::runTrainLoop(ModuleOp module,
   return trainer.run(module);
 }
 
-LogicalResult mlir::amp::execution::trainFromCommandLine(
+LogicalResult mlir::amp::execution::trainModel(
     StringRef path, MLIRContext &context, llvm::SourceMgr &sourceMgr,
-    llvm::raw_ostream &log,
-    const std::function<void(OpPassManager &)> &lowering) {
+    llvm::raw_ostream &log, TrainLoopOptions loopOptions,
+    training::TrainStepOptions stepOptions) {
   auto fail = [](llvm::Error err) {
     llvm::errs() << "error: " << llvm::toString(std::move(err)) << "\n";
     return failure();
   };
-  llvm::Expected<TrainLoopOptions> loop = getTrainLoopCLOptions();
-  if (!loop)
-    return fail(loop.takeError());
-  loop->limits = getModelLimitsCLOptions();
+  TrainLoopOptions *loop = &loopOptions;
+  if (llvm::Error err = loop->validate())
+    return fail(std::move(err));
   bool isOnnx = isONNXFile(path);
-  std::optional<training::TrainStepOptions> stepOptions;
   if (isOnnx) {
-    llvm::Expected<training::TrainStepOptions> parsed =
-        training::getTrainCLOptions();
-    if (!parsed)
-      return fail(parsed.takeError());
-    stepOptions = *parsed;
-    if (stepOptions->batchSize == 0)
-      stepOptions->batchSize = loop->batchSize;
-    if (loop->accumulate > 1)
-      stepOptions->splitStep = true;
-    AmpAutocastOptions autocast = getAutocastCLOptions();
-    stepOptions->frontEnd.runAutocast = !autocast.type.empty();
-    stepOptions->frontEnd.foldConstants = getConstantFoldingCLOption();
-    stepOptions->frontEnd.foldMaxBytes = loop->limits.maxFoldBytes;
-    if (autocast.type.empty())
-      autocast.type = "f16";
-    stepOptions->frontEnd.autocast = autocast;
-    if (llvm::Error err = checkAutocastOptions(autocast))
+    if (llvm::Error err = stepOptions.validate())
       return fail(std::move(err));
+    if (stepOptions.batchSize == 0)
+      stepOptions.batchSize = loop->batchSize;
+    if (loop->accumulate > 1)
+      stepOptions.splitStep = true;
+    stepOptions.frontEnd.foldMaxBytes = loop->limits.maxFoldBytes;
+    if (stepOptions.frontEnd.runAutocast)
+      if (llvm::Error err = checkAutocastOptions(stepOptions.frontEnd.autocast))
+        return fail(std::move(err));
   }
   if (!loop->exportOnnx.empty())
     loop->sourceModel = path.str();
@@ -852,9 +790,8 @@ LogicalResult mlir::amp::execution::trainFromCommandLine(
       loop->sourceModelBytes = std::move(*source);
     }
   }
-  if (isOnnx && failed(training::buildTrainStep(**module, *stepOptions)))
+  if (isOnnx && failed(training::buildTrainStep(**module, stepOptions)))
     return failure();
-  loop->lowering = lowering;
   return runTrainLoop(**module, *loop, log);
 }
 

@@ -17,9 +17,10 @@
 #include "amp/Execution/Passes.h"
 #include "amp/Execution/TrainLoop.h"
 #include "amp/Dialect/Amp/Gradients/GradientModels.h"
-#include "amp/Training/TrainCLOptions.h"
-#include "amp/Pipelines/AutocastCLOptions.h"
-#include "amp/Pipelines/ModelLimitsCLOptions.h"
+#include "common/AutocastCLOptions.h"
+#include "common/ModelLimitsCLOptions.h"
+#include "common/TrainCLOptions.h"
+#include "common/TrainLoopCLOptions.h"
 #include "amp/Pipelines/Pipelines.h"
 #include "amp/Target/CUDA/CudaArtifact.h"
 
@@ -256,10 +257,15 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  if (train)
-    return failed(trainFromCommandLine(modelFile, context, sourceMgr,
-                                       llvm::outs(),
-                                       amp::getCudaEmulationCLOption()));
+  if (train) {
+    llvm::Expected<TrainJobOptions> job = getTrainJobCLOptions();
+    if (!job) {
+      llvm::errs() << "error: " << llvm::toString(job.takeError()) << "\n";
+      return 1;
+    }
+    return failed(trainModel(modelFile, context, sourceMgr, llvm::outs(),
+                             std::move(job->loop), std::move(job->step)));
+  }
 
   // Inputs are read before compiling, so a bad file fails fast.
   std::vector<Tensor> inputs, references;

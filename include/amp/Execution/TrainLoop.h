@@ -9,18 +9,17 @@
 #ifndef AMP_EXECUTION_TRAINLOOP_H
 #define AMP_EXECUTION_TRAINLOOP_H
 
+#include "amp/Support/OptionsBinder.h"
 #include "amp/Target/ONNX/ModelLimits.h"
+#include "amp/Training/TrainStep.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <functional>
 #include <string>
-
-namespace llvm::cl {
-class OptionCategory;
-} // namespace llvm::cl
 
 namespace mlir {
 class OpPassManager;
@@ -55,12 +54,14 @@ struct TrainLoopOptions {
   /// Another pipeline to the LLVM dialect than the CPU one (amp-run
   /// --amp-cuda-emulate: the CUDA lowering's kernels as CPU loops).
   std::function<void(OpPassManager &)> lowering;
-};
 
-/// Registers and reads amp-run's training flags (--data, --labels, ...).
-void registerTrainLoopCLOptions();
-llvm::cl::OptionCategory &getTrainLoopCLCategory();
-llvm::Expected<TrainLoopOptions> getTrainLoopCLOptions();
+  /// The options a user gives (--data, --labels, --batch-size, ...; not
+  /// the limits, the source model or the lowering), declared once for the
+  /// tools' flags and other front ends.
+  void bind(OptionsBinder &binder);
+  /// Checks the values; the message names the flag.
+  llvm::Error validate() const;
+};
 
 /// Compiles the training program in `module` (@train_step, @initial_state,
 /// @main) and trains. Progress goes to `log`; errors are diagnostics or
@@ -68,13 +69,16 @@ llvm::Expected<TrainLoopOptions> getTrainLoopCLOptions();
 LogicalResult runTrainLoop(ModuleOp module, const TrainLoopOptions &options,
                            llvm::raw_ostream &log);
 
-/// amp-run --train: loads `path` (an ONNX model, whose train step is built
-/// with the training and --amp-* flags, or a training program in .mlir)
-/// and trains it with the loop flags.
-LogicalResult trainFromCommandLine(
-    StringRef path, MLIRContext &context, llvm::SourceMgr &sourceMgr,
-    llvm::raw_ostream &log,
-    const std::function<void(OpPassManager &)> &lowering = {});
+/// amp-run --train's job: loads `path` (an ONNX model, whose train step is
+/// built with `step`, or a training program in .mlir, for which `step` is
+/// not used) and trains it with `loop`. The step's batch size defaults to
+/// the loop's, --accumulate > 1 splits the step, and the front end's
+/// folding budget is the loop's limit. Errors are diagnostics or "error:"
+/// lines on llvm::errs().
+LogicalResult trainModel(StringRef path, MLIRContext &context,
+                         llvm::SourceMgr &sourceMgr, llvm::raw_ostream &log,
+                         TrainLoopOptions loop,
+                         training::TrainStepOptions step);
 
 /// Stores the ONNX model at `onnxPath`, which the train step in `module`
 /// was built from, in the program (amp.onnx_source, without the data of

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "amp/Pipelines/BoundCLOptions.h"
+#include "amp/Support/BoundCLOptions.h"
 #include "amp/Pipelines/BoundPipelineOptions.h"
 #include "amp/Transforms/Passes.h"
 

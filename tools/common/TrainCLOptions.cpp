@@ -1,8 +1,8 @@
 //===- TrainCLOptions.cpp - the tools' training flags ---------------------===//
 
-#include "amp/Training/TrainCLOptions.h"
+#include "common/TrainCLOptions.h"
 
-#include "amp/Pipelines/BoundCLOptions.h"
+#include "amp/Support/BoundCLOptions.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ManagedStatic.h"

@@ -1,6 +1,6 @@
 //===- ModelLimitsCLOptions.cpp - the tools' --amp-max-* flags ------------===//
 
-#include "amp/Pipelines/ModelLimitsCLOptions.h"
+#include "common/ModelLimitsCLOptions.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ManagedStatic.h"

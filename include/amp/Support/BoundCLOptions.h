@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef AMP_PIPELINES_BOUNDCLOPTIONS_H
-#define AMP_PIPELINES_BOUNDCLOPTIONS_H
+#ifndef AMP_SUPPORT_BOUNDCLOPTIONS_H
+#define AMP_SUPPORT_BOUNDCLOPTIONS_H
 
 #include "amp/Support/OptionsBinder.h"
 #include "llvm/ADT/StringMap.h"
@@ -184,4 +184,4 @@ private:
 
 } // namespace mlir::amp
 
-#endif // AMP_PIPELINES_BOUNDCLOPTIONS_H
+#endif // AMP_SUPPORT_BOUNDCLOPTIONS_H

@@ -1,8 +1,8 @@
 //===- AutocastCLOptions.cpp - the tools' --amp-* autocast flags ----------===//
 
-#include "amp/Pipelines/AutocastCLOptions.h"
+#include "common/AutocastCLOptions.h"
 
-#include "amp/Pipelines/BoundCLOptions.h"
+#include "amp/Support/BoundCLOptions.h"
 
 #include "llvm/Support/CommandLine.h"
 
