@@ -22,7 +22,7 @@
 #include "common/AutocastCLOptions.h"
 #include "common/ModelLimitsCLOptions.h"
 #include "amp/Pipelines/Pipelines.h"
-#include "amp/Target/CUDA/CudaArtifact.h"
+#include "common/CudaTargetCLOptions.h"
 #include "amp/Target/ONNX/ONNXExporter.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
 #include "amp/Training/Passes.h"
@@ -329,6 +329,7 @@ int main(int argc, char **argv) {
   amp::registerAmpPipelines();
   amp::registerAmpCudaPipeline();
   amp::registerAutocastCLOptions(/*defaultType=*/"f16");
+  amp::registerCudaTargetCLOptions();
   amp::registerModelLimitsCLOptions();
   amp::training::registerTrainCLOptions();
   DialectRegistry registry;

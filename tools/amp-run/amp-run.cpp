@@ -22,7 +22,7 @@
 #include "common/TrainCLOptions.h"
 #include "common/TrainLoopCLOptions.h"
 #include "amp/Pipelines/Pipelines.h"
-#include "amp/Target/CUDA/CudaArtifact.h"
+#include "common/CudaTargetCLOptions.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -236,8 +236,7 @@ int main(int argc, char **argv) {
   amp::registerAutocastCLOptions(/*defaultType=*/"");
   amp::registerModelLimitsCLOptions();
   amp::registerConstantFolding();
-  amp::training::registerTrainCLOptions();
-  registerTrainLoopCLOptions();
+  registerTrainLoopCLOptions(); // and the training and CUDA target flags
   cl::HideUnrelatedOptions({&runCategory, &amp::getAutocastCLCategory(),
                             &amp::training::getTrainCLCategory(),
                             &getTrainLoopCLCategory()});

@@ -7,7 +7,7 @@
 #include "common/TrainCLOptions.h"
 
 #include "amp/Support/BoundCLOptions.h"
-#include "amp/Target/CUDA/CudaArtifact.h"
+#include "common/CudaTargetCLOptions.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ManagedStatic.h"
@@ -30,7 +30,11 @@ struct TrainLoopCLOptions {
 
 static llvm::ManagedStatic<TrainLoopCLOptions> loopFlags;
 
-void mlir::amp::execution::registerTrainLoopCLOptions() { *loopFlags; }
+void mlir::amp::execution::registerTrainLoopCLOptions() {
+  *loopFlags;
+  training::registerTrainCLOptions();
+  registerCudaTargetCLOptions();
+}
 
 cl::OptionCategory &mlir::amp::execution::getTrainLoopCLCategory() {
   return loopFlags->category;

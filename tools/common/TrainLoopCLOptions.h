@@ -17,7 +17,8 @@ class OptionCategory;
 
 namespace mlir::amp::execution {
 
-/// Registers the loop flags (before the command line is parsed).
+/// Registers the loop flags, and the training and CUDA target flags the
+/// job reads (before the command line is parsed).
 void registerTrainLoopCLOptions();
 llvm::cl::OptionCategory &getTrainLoopCLCategory();
 

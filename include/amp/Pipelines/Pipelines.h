@@ -87,6 +87,10 @@ struct CudaLoweringOptions {
   std::string toolkitPath;
   /// Threads per block of the generated kernels.
   unsigned blockSize = 256;
+
+  /// chip, toolkit (empty: findCudaToolkit()), block-size: the
+  /// `amp-lower-to-cuda{...}` options and the tools' --amp-cuda-* flags.
+  void bind(OptionsBinder &binder);
 };
 
 /// amp -> linalg -> bufferized buffers; linalg ops -> gpu.launch (one

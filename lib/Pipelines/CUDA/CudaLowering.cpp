@@ -11,6 +11,8 @@
 
 #include "amp/Conversion/Passes.h"
 #include "amp/Pipelines/Pipelines.h"
+
+#include "amp/Pipelines/BoundPipelineOptions.h"
 #include "amp/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -94,35 +96,30 @@ void mlir::amp::registerAmpCudaDialects(DialectRegistry &registry) {
   registerNVVMDialectTranslation(registry);
 }
 
-namespace {
-struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
-  Option<std::string> chip{*this, "chip",
-                           llvm::cl::desc("GPU architecture (sm_90)"),
-                           llvm::cl::init("sm_90")};
-  Option<std::string> toolkitPath{*this, "toolkit",
-                                  llvm::cl::desc("CUDA toolkit (libdevice)")};
-  Option<unsigned> blockSize{*this, "block-size",
-                             llvm::cl::desc("Threads per block"),
-                             llvm::cl::init(256)};
-};
-} // namespace
+void CudaLoweringOptions::bind(OptionsBinder &binder) {
+  binder.bind({"chip", "GPU architecture of the cubin and PTX (sm_90)"}, chip);
+  binder.bind({"toolkit", "CUDA toolkit with ptxas and libdevice (default: "
+                          "$CUDA_HOME, $CUDA_PATH, $CUDA_ROOT or "
+                          "/usr/local/cuda)"},
+              toolkitPath);
+  binder.bind({"block-size", "Threads per block of the generated kernels"},
+              blockSize);
+}
 
 void mlir::amp::registerAmpCudaPipeline() {
   // The upstream GPU passes the pipeline uses (outlining, NVVM target,
   // serialisation), for textual pipelines and tests.
   registerGPUPasses();
-  PassPipelineRegistration<CudaPipelineOptions>(
+  PassPipelineRegistration<BoundPipelineOptions<CudaLoweringOptions>>(
       "amp-lower-to-cuda",
       "Lower an amp module to GPU kernels (PTX) and a host schedule of "
       "launches and cuBLASLt GEMMs (what amp-opt --amp-target=cuda runs "
       "before writing the artifact)",
-      [](OpPassManager &pm, const CudaPipelineOptions &options) {
-        CudaLoweringOptions lowering;
-        lowering.chip = options.chip;
-        lowering.toolkitPath = options.toolkitPath.empty()
-                                   ? findCudaToolkit()
-                                   : std::string(options.toolkitPath);
-        lowering.blockSize = options.blockSize;
+      [](OpPassManager &pm,
+         const BoundPipelineOptions<CudaLoweringOptions> &options) {
+        CudaLoweringOptions lowering = options.get();
+        if (lowering.toolkitPath.empty())
+          lowering.toolkitPath = findCudaToolkit();
         buildCudaLoweringPipeline(pm, lowering);
       });
 }

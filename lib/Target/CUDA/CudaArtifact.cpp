@@ -615,3 +615,18 @@ mlir::amp::compileToCudaArtifact(ModuleOp module, StringRef path,
     return module.emitError(error);
   return success();
 }
+
+void mlir::amp::CudaArtifactOptions::bind(OptionsBinder &binder) {
+  lowering.bind(binder);
+  binder.bind({"entry", "The function to compile"}, entry);
+  bool noCubin = !cubin;
+  binder.bind({"no-cubin", "Store only PTX (the runtime JIT-compiles it on "
+                           "load)"},
+              noCubin);
+  cubin = !noCubin;
+  binder.bind({"random-weights",
+               "Leave float weights (>= 4096 elements) out of the artifact; "
+               "the runtime generates seeded random values with the same RMS "
+               "when loading (small files for benchmarks)"},
+              randomWeights);
+}

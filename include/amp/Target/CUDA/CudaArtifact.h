@@ -34,6 +34,10 @@ struct CudaArtifactOptions {
   /// runtime generates seeded uniform values with the same root mean
   /// square when loading. For benchmarks (small files); results differ.
   bool randomWeights = false;
+
+  /// The lowering's options, then entry, no-cubin and random-weights (the
+  /// tools' --amp-cuda-* flags).
+  void bind(OptionsBinder &binder);
 };
 
 /// Lowers `module` (amp dialect, static shapes) with the CUDA pipeline and
@@ -42,13 +46,6 @@ struct CudaArtifactOptions {
 LogicalResult compileToCudaArtifact(ModuleOp module, StringRef path,
                                     const CudaArtifactOptions &options);
 
-/// Whether amp-opt's --amp-target=cuda was given, and the --amp-cuda-*
-/// options (defined with the writer, so every tool that links it has them).
-FailureOr<bool> isCudaTargetRequested();
-CudaArtifactOptions getCudaTargetCLOptions();
-/// With --amp-cuda-emulate, the CUDA emulation pipeline for the CPU JIT
-/// (see buildCudaEmulationPipeline); else an empty function.
-std::function<void(OpPassManager &)> getCudaEmulationCLOption();
 
 } // namespace mlir::amp
 
