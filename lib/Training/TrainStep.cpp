@@ -66,12 +66,16 @@ struct Initializer {
 
 class TrainStepBuilder {
 public:
-  TrainStepBuilder(ModuleOp module, const TrainStepOptions &options)
-      : module(module), options(options), context(module.getContext()) {}
+  TrainStepBuilder(ModuleOp module, const TrainStepOptions &options,
+                   const PipelineRunner &runner)
+      : module(module), options(options), runner(runner),
+        context(module.getContext()) {}
 
   LogicalResult build();
 
 private:
+  /// Runs the passes `add` adds on the module (with the caller's runner).
+  LogicalResult runPasses(function_ref<void(OpPassManager &)> add);
   LogicalResult collectInitializers(func::FuncOp func,
                                     SmallVectorImpl<Initializer> &params,
                                     SmallVectorImpl<Initializer> &buffers,
@@ -84,6 +88,7 @@ private:
 
   ModuleOp module;
   const TrainStepOptions &options;
+  const PipelineRunner &runner;
   MLIRContext *context;
   LossScaleMode scaleMode = LossScaleMode::None;
 
@@ -352,21 +357,20 @@ LogicalResult TrainStepBuilder::build() {
     return failure();
 
   // 2. Cleanup and autocast of both functions.
-  PassManager pm(context);
-  // The tools' --mlir-print-ir-*, --mlir-timing, ... apply here too.
-  (void)applyPassManagerCLOptions(pm);
   FrontEndOptions frontEnd = options.frontEnd;
   frontEnd.releaseWeights = false;
-  // Static shapes (--static-batch) reach every op in one top-down sweep
-  // (the default bottom-up order refines one level per iteration).
-  GreedyRewriteConfig refine;
-  refine.useTopDownTraversal = true;
-  refine.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
-  pm.addPass(createCanonicalizerPass(refine));
-  buildFrontEndPipeline(pm, frontEnd);
-  // Function ops (Attention) are differentiated through their graphs.
-  pm.addPass(createAmpDecompose());
-  if (failed(pm.run(module)))
+  auto cleanupAndAutocast = [&](OpPassManager &pm) {
+    // Static shapes (--static-batch) reach every op in one top-down sweep
+    // (the default bottom-up order refines one level per iteration).
+    GreedyRewriteConfig refine;
+    refine.useTopDownTraversal = true;
+    refine.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
+    pm.addPass(createCanonicalizerPass(refine));
+    buildFrontEndPipeline(pm, frontEnd);
+    // Function ops (Attention) are differentiated through their graphs.
+    pm.addPass(createAmpDecompose());
+  };
+  if (failed(runPasses(cleanupAndAutocast)))
     return failure();
 
   // 3-4. Backward pass and optimizer, then loss scaling (amp-loss-scale).
@@ -374,13 +378,14 @@ LogicalResult TrainStepBuilder::build() {
     return failure();
   buildInitialState();
 
-  PassManager cleanup(context);
-  (void)applyPassManagerCLOptions(cleanup);
-  if (scaleMode == LossScaleMode::Static || scaleMode == LossScaleMode::Dynamic)
-    cleanup.addPass(
-        createAmpLossScale(getLossScalePassOptions(options, scaleMode)));
-  buildImportCleanupPipeline(cleanup);
-  if (failed(cleanup.run(module)))
+  auto scaleAndCleanup = [&](OpPassManager &pm) {
+    if (scaleMode == LossScaleMode::Static ||
+        scaleMode == LossScaleMode::Dynamic)
+      pm.addPass(
+          createAmpLossScale(getLossScalePassOptions(options, scaleMode)));
+    buildImportCleanupPipeline(pm);
+  };
+  if (failed(runPasses(scaleAndCleanup)))
     return failure();
   // The initializer markers have served their purpose.
   module.walk([](ConstantOp constant) {
@@ -735,8 +740,23 @@ void TrainStepBuilder::buildInitialState() {
   }
 }
 
+LogicalResult TrainStepBuilder::runPasses(
+    function_ref<void(OpPassManager &)> add) {
+  if (runner) {
+    OpPassManager pm(ModuleOp::getOperationName());
+    add(pm);
+    return runner(pm, module);
+  }
+  PassManager pm(context);
+  // The tools' --mlir-print-ir-*, --mlir-timing, ... apply here too.
+  (void)applyPassManagerCLOptions(pm);
+  add(pm);
+  return pm.run(module);
+}
+
 LogicalResult
 mlir::amp::training::buildTrainStep(ModuleOp module,
-                                    const TrainStepOptions &options) {
-  return TrainStepBuilder(module, options).build();
+                                    const TrainStepOptions &options,
+                                    const PipelineRunner &runner) {
+  return TrainStepBuilder(module, options, runner).build();
 }

@@ -55,6 +55,14 @@ void TrainStepOptions::bind(OptionsBinder &b) {
          clipGradNorm);
   b.bind({"frozen", "Do not train initializers whose name matches (regex)"},
          frozen);
+  // One spelling for two fields; parsed only when a binder changed it (a
+  // binder that only reads must not clear a recorded error).
+  std::string scaling = formatLossScale(), before = scaling;
+  b.bind({"loss-scale", "dynamic (default for f16), static:S, or none "
+                        "(default for bf16 and fp32)"},
+         scaling);
+  if (scaling != before)
+    parseLossScale(scaling);
   b.bind({"loss-scale-init", "Initial dynamic scale (65536)"}, scaleInit);
   b.bind({"loss-scale-growth", "Growth factor (2)"}, scaleGrowth);
   b.bind({"loss-scale-backoff", "Backoff factor (0.5)"}, scaleBackoff);
@@ -74,11 +82,49 @@ void TrainStepOptions::bind(OptionsBinder &b) {
          splitStep);
 }
 
+std::string TrainStepOptions::formatLossScale() const {
+  switch (lossScale) {
+  case LossScaleMode::Default:
+    return "";
+  case LossScaleMode::None:
+    return "none";
+  case LossScaleMode::Dynamic:
+    return "dynamic";
+  case LossScaleMode::Static:
+    return "static:" + std::to_string(staticScale);
+  }
+  return "";
+}
+
+void TrainStepOptions::parseLossScale(StringRef spelling) {
+  invalidLossScale.clear();
+  StringRef mode = spelling;
+  if (mode.empty()) {
+    lossScale = LossScaleMode::Default;
+  } else if (mode == "dynamic") {
+    lossScale = LossScaleMode::Dynamic;
+  } else if (mode == "none") {
+    lossScale = LossScaleMode::None;
+  } else if (mode.consume_front("static:")) {
+    lossScale = LossScaleMode::Static;
+    if (mode.getAsDouble(staticScale) || !(staticScale > 0))
+      invalidLossScale = ("--loss-scale=static:S needs a number S > 0, got '" +
+                          spelling + "'")
+                             .str();
+  } else {
+    invalidLossScale = ("--loss-scale must be dynamic, none or static:S, got '" +
+                        spelling + "'")
+                           .str();
+  }
+}
+
 static llvm::Error badValue(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
 llvm::Error TrainStepOptions::validate() const {
+  if (!invalidLossScale.empty())
+    return badValue(invalidLossScale);
   if (batchSize < 0)
     return badValue("--static-batch must be >= 0");
   if (!(lr >= 0))

@@ -323,6 +323,7 @@ int main(int argc, char **argv) {
   registerTransformsPasses();
   amp::registerAmpPasses();
   amp::training::registerAmpTrainingPasses();
+  amp::training::registerAmpTrainStepPipeline();
   amp::registerAmpExecutionPasses();
   amp::registerConstantFolding();
   amp::registerAmpConversionPasses();

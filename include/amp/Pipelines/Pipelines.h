@@ -11,6 +11,11 @@
 //   amp-lower-to-llvm   amp -> linalg -> LLVM dialect for the CPU JIT
 //   amp-lower-to-cuda   amp -> linalg -> GPU launches (PTX) + host
 //                       schedule, for the CUDA artifact writer
+//   amp-train-step      the training program (lib/Training, registered by
+//                       registerAmpTrainStepPipeline)
+//
+// Their options are the option structs' bind() (amp/Support/
+// OptionsBinder.h), the same the tools' flags are made from.
 //
 // amp-opt, amp-run (and the Python package) build their pipelines through
 // these functions.

@@ -26,6 +26,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -82,23 +83,41 @@ struct TrainStepOptions {
   /// pure fp32 step).
   FrontEndOptions frontEnd;
 
-  /// The options above (all but frontEnd and the loss-scale mode, whose
-  /// `dynamic|none|static:S` spelling the tools parse), for the tools'
-  /// flags (`--loss`, `--lr`, ...) and textual options.
+  /// A `loss-scale` spelling that did not parse (reported by validate()).
+  std::string invalidLossScale;
+
+  /// The options above but frontEnd, for the tools' flags (`--loss`,
+  /// `--lr`, ...) and textual options. The loss-scale mode and static
+  /// scale are one option, `loss-scale` = dynamic|none|static:S.
   void bind(OptionsBinder &binder);
   /// Checks the values (ranges, combinations); the message names the flag.
   llvm::Error validate() const;
+
+  /// The `loss-scale` spelling of lossScale/staticScale, and its parser
+  /// (an error goes to invalidLossScale).
+  std::string formatLossScale() const;
+  void parseLossScale(llvm::StringRef spelling);
 };
 
 /// The loss-scale mode `options` resolve to for low-precision type
 /// `lowType` ("f16", "bf16" or "" for fp32): dynamic for f16, none else.
 LossScaleMode resolveLossScaleMode(const TrainStepOptions &options);
 
+/// Runs a pass manager on the module (a pass gives its runPipeline).
+using PipelineRunner = std::function<LogicalResult(OpPassManager &, ModuleOp)>;
+
 /// Builds the training program in `module` (see above). `module` must come
 /// straight from the importer (run with markInitializers), before any
-/// cleanup. Errors are reported as diagnostics.
-LogicalResult buildTrainStep(ModuleOp module,
-                             const TrainStepOptions &options);
+/// cleanup. The cleanup, autocast and loss-scaling passes run through
+/// `runner` (default: a PassManager of their own, with the tools'
+/// pass-manager flags). Errors are reported as diagnostics.
+LogicalResult buildTrainStep(ModuleOp module, const TrainStepOptions &options,
+                             const PipelineRunner &runner = {});
+
+/// Registers `amp-train-step{...}`: buildTrainStep as a named pipeline,
+/// with TrainStepOptions::bind's options and the front end's (loss=mse
+/// optimizer=adamw type=bf16 ...), the same options as amp-opt --train.
+void registerAmpTrainStepPipeline();
 
 /// Adds loss scaling in `mode` (static or dynamic) to the unscaled training
 /// program in `module`, as the amp-loss-scale pass does: the scaler state
