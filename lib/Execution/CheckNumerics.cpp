@@ -106,9 +106,22 @@ ProbeStats compareProbe(const Probe &probe, const Tensor &low,
 }
 
 /// Prints the table and writes the JSON report of --check-numerics.
+void NumericsReportOptions::bind(OptionsBinder &binder) {
+  binder.bind({"underflow", "--check-numerics lists ops that lose more than "
+                            "this fraction of their nonzero values to zero "
+                            "or subnormals"},
+              underflowThreshold);
+  binder.bind({"top", "--check-numerics prints this many ops with the worst "
+                      "error (and this many of the underflowing ones, in "
+                      "program order)"},
+              top);
+}
+
 LogicalResult reportNumerics(ArrayRef<ProbeStats> stats, StringRef lowName,
-                             StringRef jsonPath, double underflowThreshold,
-                             unsigned numericsTop) {
+                             StringRef jsonPath,
+                             const NumericsReportOptions &options) {
+  double underflowThreshold = options.underflowThreshold;
+  unsigned numericsTop = options.top;
   // The table stays short: long reasons are cut (the JSON has them whole).
   auto describe = [](const ProbeStats &s) {
     std::string text = "#" + std::to_string(s.probe->id) + " '" +

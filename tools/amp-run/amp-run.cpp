@@ -18,6 +18,7 @@
 #include "amp/Execution/TrainLoop.h"
 #include "amp/Dialect/Amp/Gradients/GradientModels.h"
 #include "common/AutocastCLOptions.h"
+#include "common/CheckNumericsCLOptions.h"
 #include "common/ModelLimitsCLOptions.h"
 #include "common/TrainCLOptions.h"
 #include "common/TrainLoopCLOptions.h"
@@ -97,16 +98,6 @@ static cl::opt<std::string> checkNumerics(
              "underflow and the relative error (=FILE.json also writes all "
              "of it as JSON)"),
     cl::value_desc("file.json"), cl::cat(runCategory));
-static cl::opt<double> underflowThreshold(
-    "check-numerics-underflow",
-    cl::desc("--check-numerics lists ops that lose more than this fraction "
-             "of their nonzero values to zero or subnormals"),
-    cl::init(0.01), cl::cat(runCategory));
-static cl::opt<unsigned> numericsTop(
-    "check-numerics-top",
-    cl::desc("--check-numerics prints this many ops with the worst error "
-             "(and this many of the underflowing ones, in program order)"),
-    cl::init(10), cl::cat(runCategory));
 static cl::opt<std::string>
     dumpLowered("dump-llvm-dialect",
                 cl::desc("Write the lowered LLVM-dialect module to a file"),
@@ -171,7 +162,7 @@ static LogicalResult reportProbes(ArrayRef<Probe> probes,
           compareProbe(probe, probeResults[i], referenceResults[it->second]));
   }
   return reportNumerics(stats, amp::getAutocastCLOptions().type, checkNumerics,
-                        underflowThreshold, numericsTop);
+                        getCheckNumericsCLOptions());
 }
 
 /// Compares the outputs with the --compare-to files; prints one line per
@@ -237,6 +228,7 @@ int main(int argc, char **argv) {
   amp::registerModelLimitsCLOptions();
   amp::registerConstantFolding();
   registerTrainLoopCLOptions(); // and the training and CUDA target flags
+  registerCheckNumericsCLOptions(runCategory);
   cl::HideUnrelatedOptions({&runCategory, &amp::getAutocastCLCategory(),
                             &amp::training::getTrainCLCategory(),
                             &getTrainLoopCLCategory()});

@@ -11,6 +11,7 @@
 #define AMP_EXECUTION_CHECKNUMERICS_H
 
 #include "amp/Runtime/HostTensor.h"
+#include "amp/Support/OptionsBinder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -58,12 +59,22 @@ struct ProbeStats {
 ProbeStats compareProbe(const Probe &probe, const Tensor &low,
                         const Tensor &reference);
 
-/// Prints the table (the first non-finite op, ops losing more than
-/// `underflowThreshold` of their nonzero values, the `top` worst errors)
-/// and writes all of it as JSON to `jsonPath` if given.
+/// What the report shows (amp-run's --check-numerics-* flags).
+struct NumericsReportOptions {
+  /// Ops losing more than this fraction of their nonzero values to zero or
+  /// subnormals are listed.
+  double underflowThreshold = 0.01;
+  /// How many of the worst-error ops (and of the underflowing ones) to
+  /// print.
+  unsigned top = 10;
+  void bind(OptionsBinder &binder);
+};
+
+/// Prints the table (the first non-finite op, the underflowing ops, the
+/// worst errors) and writes all of it as JSON to `jsonPath` if given.
 LogicalResult reportNumerics(ArrayRef<ProbeStats> stats, StringRef lowName,
-                             StringRef jsonPath, double underflowThreshold,
-                             unsigned top);
+                             StringRef jsonPath,
+                             const NumericsReportOptions &options);
 
 } // namespace mlir::amp::execution
 
