@@ -17,13 +17,12 @@
 
 #include "amp/Conversion/Passes.h"
 #include "amp/Dialect/Amp/Gradients/GradientModels.h"
+#include "amp/Execution/CompileJob.h"
 #include "amp/Execution/Passes.h"
-#include "amp/Execution/TrainLoop.h"
 #include "common/AutocastCLOptions.h"
 #include "common/ModelLimitsCLOptions.h"
 #include "amp/Pipelines/Pipelines.h"
 #include "common/CudaTargetCLOptions.h"
-#include "amp/Target/ONNX/ONNXExporter.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
 #include "amp/Training/Passes.h"
 #include "common/TrainCLOptions.h"
@@ -35,13 +34,11 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -217,37 +214,15 @@ static LogicalResult runAmpJob(StringRef inputFilename,
   if (!module)
     return finish(failure());
 
-  PassManager pm(&context, ModuleOp::getOperationName(),
-                 OpPassManager::Nesting::Implicit);
-  if (failed(applyPassManagerCLOptions(pm)))
-    return failure();
-  applyDefaultTimingPassManagerCLOptions(pm); // --mlir-timing
-  // The report and dot files are written under temporary names and renamed
-  // only when the whole job succeeds.
-  amp::FrontEndOptions frontEnd;
-  frontEnd.foldConstants = amp::getConstantFoldingCLOption();
-  frontEnd.foldMaxBytes = amp::getModelLimitsCLOptions().maxFoldBytes;
-  frontEnd.autocast = amp::getAutocastCLOptions();
-  frontEnd.autocast.printSummary = true;
-  amp::AmpAutocastOptions &autocastOptions = frontEnd.autocast;
-  SmallVector<std::pair<std::string, std::string>> sideOutputs;
-  for (std::string *path :
-       {&autocastOptions.reportFile, &autocastOptions.dotFile}) {
-    if (path->empty())
-      continue;
-    std::string partial = *path + ".partial";
-    sideOutputs.emplace_back(partial, *path);
-    *path = partial;
-  }
-  bool committed = false;
-  auto removePartial = llvm::make_scope_exit([&] {
-    for (auto &[partial, path] : sideOutputs) {
-      if (committed)
-        llvm::sys::fs::rename(partial, path);
-      else
-        llvm::sys::fs::remove(partial);
-    }
-  });
+  amp::execution::CompileJobOptions job;
+  job.fromOnnx = isOnnx;
+  job.importOnly = importOnly;
+  job.train = train;
+  job.inputPath = inputFilename.str();
+  job.frontEnd.foldConstants = amp::getConstantFoldingCLOption();
+  job.frontEnd.foldMaxBytes = amp::getModelLimitsCLOptions().maxFoldBytes;
+  job.frontEnd.autocast = amp::getAutocastCLOptions();
+  job.frontEnd.autocast.printSummary = true;
   if (train) {
     llvm::Expected<amp::training::TrainStepOptions> trainOptions =
         amp::training::getTrainCLOptions();
@@ -256,63 +231,37 @@ static LogicalResult runAmpJob(StringRef inputFilename,
                    << "\n";
       return failure();
     }
-    trainOptions->frontEnd = frontEnd;
-    if (failed(amp::training::buildTrainStep(*module, *trainOptions)))
-      return finish(failure());
-    // The program carries its ONNX model for amp-run --export-onnx.
-    if (isOnnx &&
-        failed(amp::execution::storeONNXSource(*module, inputFilename)))
-      return failure();
-  } else if (isOnnx && !importOnly) {
-    // The imported program was verified; the front end's passes keep it
-    // valid, so it is verified once at the end instead of after each pass
-    // (verification re-runs shape inference on every op).
-    pm.enableVerifier(false);
-    amp::buildFrontEndPipeline(pm, frontEnd);
+    job.trainStep = std::move(*trainOptions);
   }
-  if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)) ||
-      failed(verify(*module)))
+  using amp::execution::CompileOutput;
+  job.output = emitCuda   ? CompileOutput::CUDA
+               : emitOnnx ? CompileOutput::ONNX
+                          : CompileOutput::MLIR;
+  job.onnx.opset = exportOpset;
+  job.onnx.externalData = exportExternalData;
+  if (emitCuda) {
+    job.cuda = amp::getCudaTargetCLOptions();
+    job.cuda.source = llvm::sys::path::filename(inputFilename).str();
+  }
+  // The report and dot files are committed only with the output.
+  amp::execution::SideOutputs sideOutputs(job.frontEnd.autocast);
+  auto configure = [&](PassManager &pm) -> LogicalResult {
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    applyDefaultTimingPassManagerCLOptions(pm); // --mlir-timing
+    return config.setupPassPipeline(pm);
+  };
+  if (failed(amp::execution::runCompilePipelines(*module, job, configure)))
     return finish(failure());
   if (config.shouldVerifyRoundtrip() &&
       failed(verifyRoundtrip(*module, context)))
     return failure();
-
-  if (emitCuda) {
-    if (outputFilename == "-") {
-      module->emitError("--amp-target=cuda needs a file (-o model.ampgpu)");
-      return finish(failure());
-    }
-    amp::CudaArtifactOptions options = amp::getCudaTargetCLOptions();
-    options.source = llvm::sys::path::filename(inputFilename).str();
-    committed =
-        succeeded(amp::compileToCudaArtifact(*module, outputFilename, options));
-    return finish(success(committed));
-  }
-  if (emitOnnx) {
-    if (outputFilename == "-") {
-      module->emitError("ONNX output needs a file (-o model.onnx)");
-      return finish(failure());
-    }
-    amp::ONNXExportOptions options;
-    options.opset = exportOpset;
-    options.externalData = exportExternalData;
-    LogicalResult exported =
-        amp::exportToONNXFile(*module, outputFilename, options);
-    committed = succeeded(exported);
-    return finish(exported);
-  }
-  std::string errorMessage;
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputFilename, &errorMessage);
-  if (!output) {
-    llvm::errs() << errorMessage << "\n";
-    return failure();
-  }
-  if (failed(printModule(*module, output->os(), config)))
-    return failure();
-  output->keep();
-  committed = true;
-  return success();
+  if (failed(amp::execution::writeCompileOutput(
+          *module, outputFilename, job,
+          [&](raw_ostream &os) { return printModule(*module, os, config); })))
+    return finish(failure());
+  sideOutputs.commit();
+  return finish(success());
 }
 
 int main(int argc, char **argv) {
