@@ -46,14 +46,10 @@ public:
 
 private:
   /// One option per field, initialised to the field's default.
-  class Maker : public OptionsBinder {
+  class Maker : public ForwardingBinder<Maker> {
   public:
+    using ForwardingBinder<Maker>::bind;
     explicit Maker(BoundPipelineOptions &parent) : parent(parent) {}
-    void bind(const OptionSpec &s, bool &v) override { scalar(s, v); }
-    void bind(const OptionSpec &s, unsigned &v) override { scalar(s, v); }
-    void bind(const OptionSpec &s, int64_t &v) override { scalar(s, v); }
-    void bind(const OptionSpec &s, double &v) override { scalar(s, v); }
-    void bind(const OptionSpec &s, std::string &v) override { scalar(s, v); }
     void bind(const OptionSpec &s, std::vector<std::string> &v) override {
       list(s, v);
     }
@@ -78,7 +74,6 @@ private:
       parent.owned.push_back(std::move(option));
     }
 
-  private:
     template <typename T>
     void scalar(const OptionSpec &s, T &v) {
       parent.owned.push_back(std::make_unique<ScalarOption<T>>(
@@ -90,24 +85,21 @@ private:
           parent, s.name, llvm::cl::desc(s.description),
           llvm::cl::list_init(defaults)));
     }
+
+  private:
     BoundPipelineOptions &parent;
   };
 
   /// Copies the options' values into the fields, in binding order.
-  class Reader : public OptionsBinder {
+  class Reader : public ForwardingBinder<Reader> {
   public:
     explicit Reader(const BoundPipelineOptions &parent) : parent(parent) {}
-    void bind(const OptionSpec &, bool &v) override { scalar(v); }
-    void bind(const OptionSpec &, unsigned &v) override { scalar(v); }
-    void bind(const OptionSpec &, int64_t &v) override { scalar(v); }
-    void bind(const OptionSpec &, double &v) override { scalar(v); }
-    void bind(const OptionSpec &, std::string &v) override { scalar(v); }
     void bind(const OptionSpec &, std::vector<std::string> &v) override {
-      llvm::ArrayRef<std::string> values(list());
+      llvm::ArrayRef<std::string> values(nextList());
       v.assign(values.begin(), values.end());
     }
     void bind(const OptionSpec &, llvm::ArrayRef<std::string> &v) override {
-      v = llvm::ArrayRef<std::string>(list());
+      v = llvm::ArrayRef<std::string>(nextList());
     }
     void bind(const OptionSpec &, std::optional<double> &v) override {
       const auto &option = static_cast<const ScalarOption<double> &>(next());
@@ -117,16 +109,17 @@ private:
     void bind(const OptionSpec &, int &v,
               llvm::ArrayRef<OptionChoice>) override {
       OptionChoiceValue value;
-      scalar(value);
+      scalar(OptionSpec(), value);
       v = static_cast<int>(value);
+    }
+    using ForwardingBinder<Reader>::bind;
+    template <typename T>
+    void scalar(const OptionSpec &, T &v) {
+      v = static_cast<const ScalarOption<T> &>(next()).getValue();
     }
 
   private:
-    template <typename T>
-    void scalar(T &v) {
-      v = static_cast<const ScalarOption<T> &>(next()).getValue();
-    }
-    const ListOption &list() {
+    const ListOption &nextList() {
       return static_cast<const ListOption &>(next());
     }
     const llvm::cl::Option &next() { return *parent.owned[index++]; }

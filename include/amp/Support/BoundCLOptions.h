@@ -60,16 +60,12 @@ public:
 private:
   using List = llvm::cl::list<std::string>;
 
-  class Maker : public OptionsBinder {
+  class Maker : public ForwardingBinder<Maker> {
   public:
+    using ForwardingBinder<Maker>::bind;
     Maker(BoundCLOptions &parent, llvm::cl::OptionCategory &category,
           const llvm::StringMap<FlagSpelling> &spellings)
         : parent(parent), category(category), spellings(spellings) {}
-    void bind(const OptionSpec &s, bool &v) override { scalar(s, v); }
-    void bind(const OptionSpec &s, unsigned &v) override { scalar(s, v); }
-    void bind(const OptionSpec &s, int64_t &v) override { scalar(s, v); }
-    void bind(const OptionSpec &s, double &v) override { scalar(s, v); }
-    void bind(const OptionSpec &s, std::string &v) override { scalar(s, v); }
     void bind(const OptionSpec &s, std::vector<std::string> &v) override {
       list(s, v);
     }
@@ -98,13 +94,6 @@ private:
             choice.name, OptionChoiceValue(choice.value), choice.description);
     }
 
-  private:
-    FlagSpelling spelling(const OptionSpec &s) const {
-      auto it = spellings.find(s.name);
-      return it != spellings.end()
-                 ? it->second
-                 : FlagSpelling{parent.prefix + s.name.str()};
-    }
     template <typename T>
     void scalar(const OptionSpec &s, T &v) {
       FlagSpelling how = spelling(s);
@@ -114,6 +103,14 @@ private:
       parent.owned.push_back(std::make_unique<llvm::cl::opt<T>>(
           llvm::StringRef(parent.names.back()), llvm::cl::desc(s.description),
           llvm::cl::init(v), llvm::cl::cat(category)));
+    }
+
+  private:
+    FlagSpelling spelling(const OptionSpec &s) const {
+      auto it = spellings.find(s.name);
+      return it != spellings.end()
+                 ? it->second
+                 : FlagSpelling{parent.prefix + s.name.str()};
     }
     void list(const OptionSpec &s, llvm::ArrayRef<std::string> defaults) {
       FlagSpelling how = spelling(s);
@@ -133,14 +130,10 @@ private:
     const llvm::StringMap<FlagSpelling> &spellings;
   };
 
-  class Reader : public OptionsBinder {
+  class Reader : public ForwardingBinder<Reader> {
   public:
+    using ForwardingBinder<Reader>::bind;
     explicit Reader(const BoundCLOptions &parent) : parent(parent) {}
-    void bind(const OptionSpec &, bool &v) override { scalar(v); }
-    void bind(const OptionSpec &, unsigned &v) override { scalar(v); }
-    void bind(const OptionSpec &, int64_t &v) override { scalar(v); }
-    void bind(const OptionSpec &, double &v) override { scalar(v); }
-    void bind(const OptionSpec &, std::string &v) override { scalar(v); }
     void bind(const OptionSpec &, std::vector<std::string> &v) override {
       if (const List *option = static_cast<const List *>(next()))
         v = *&*option;
@@ -158,16 +151,16 @@ private:
     void bind(const OptionSpec &, int &v,
               llvm::ArrayRef<OptionChoice>) override {
       auto value = static_cast<OptionChoiceValue>(v);
-      scalar(value);
+      scalar(OptionSpec(), value);
       v = static_cast<int>(value);
     }
-
-  private:
     template <typename T>
-    void scalar(T &v) {
+    void scalar(const OptionSpec &, T &v) {
       if (const auto *option = static_cast<const llvm::cl::opt<T> *>(next()))
         v = option->getValue();
     }
+
+  private:
     const llvm::cl::Option *next() { return parent.owned[index++].get(); }
     const BoundCLOptions &parent;
     size_t index = 0;

@@ -68,6 +68,24 @@ public:
 /// llvm::cl uses its named-value parser for it).
 enum class OptionChoiceValue : int {};
 
+/// A binder that handles every scalar kind alike: forwards them to
+/// `Derived::scalar(spec, value)`. Lists, optional numbers and choices are
+/// the derived binder's.
+template <typename Derived>
+class ForwardingBinder : public OptionsBinder {
+public:
+  void bind(const OptionSpec &s, bool &v) override { self().scalar(s, v); }
+  void bind(const OptionSpec &s, unsigned &v) override { self().scalar(s, v); }
+  void bind(const OptionSpec &s, int64_t &v) override { self().scalar(s, v); }
+  void bind(const OptionSpec &s, double &v) override { self().scalar(s, v); }
+  void bind(const OptionSpec &s, std::string &v) override {
+    self().scalar(s, v);
+  }
+
+private:
+  Derived &self() { return static_cast<Derived &>(*this); }
+};
+
 /// An enum field as one of `choices`, spelled by name everywhere; the
 /// spellings are parsed once, by the binder.
 template <typename EnumT>
