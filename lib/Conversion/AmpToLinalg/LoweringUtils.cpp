@@ -702,7 +702,7 @@ resolveWindowForLowering(Operation *op, const semantics::WindowAttrs &attrs,
   if (failed(window))
     return failure();
   if (llvm::any_of(window->padBegin, ShapedType::isDynamic))
-    return notLowerable(op, "auto_pad with a dynamic spatial size"), failure();
+    return (void)notLowerable(op, "auto_pad with a dynamic spatial size"), failure();
   return window;
 }
 

@@ -211,18 +211,18 @@ FailureOr<Type>
 ONNXImporter::convertValueInfoType(const onnx::ValueInfoProto &info,
                                    StringRef what) {
   if (!info.has_type() || !info.type().has_tensor_type())
-    return modelError(what + " '" + info.name() +
+    return (void)modelError(what + " '" + info.name() +
                       "' is not a tensor (sequences, maps and optionals are "
                       "not supported)"),
            failure();
   const auto &tensorType = info.type().tensor_type();
   Type elementType = convertElementType(context, tensorType.elem_type());
   if (!elementType)
-    return modelError(what + " '" + info.name() + "' has unsupported type " +
+    return (void)modelError(what + " '" + info.name() + "' has unsupported type " +
                       dataTypeName(tensorType.elem_type())),
            failure();
   if (!tensorType.has_shape())
-    return modelError(what + " '" + info.name() +
+    return (void)modelError(what + " '" + info.name() +
                       "' has no shape; amp needs the rank of every graph "
                       "input and output"),
            failure();
@@ -242,7 +242,7 @@ FailureOr<Attribute> ONNXImporter::convertAttribute(onnx::AttributeProto &attr,
     if (attr.name() == "to" || attr.name() == "dtype") {
       Type type = convertElementType(context, static_cast<int32_t>(attr.i()));
       if (!type)
-        return ctx.fail("attribute '" + attr.name() + "' names unsupported "
+        return (void)ctx.fail("attribute '" + attr.name() + "' names unsupported "
                         "type " + dataTypeName(static_cast<int32_t>(attr.i()))),
                failure();
       return Attribute(TypeAttr::get(type));
@@ -268,17 +268,17 @@ FailureOr<Attribute> ONNXImporter::convertAttribute(onnx::AttributeProto &attr,
     auto value = convertTensor(context, *attr.mutable_t(), modelDir,
                                options.denseElementsLimit, options.limits);
     if (!value)
-      return ctx.fail("attribute '" + attr.name() +
+      return (void)ctx.fail("attribute '" + attr.name() +
                       "': " + llvm::toString(value.takeError())),
              failure();
     if (failed(countInitializerBytes(*value)))
-      return ctx.fail("attribute '" + attr.name() + "': " +
+      return (void)ctx.fail("attribute '" + attr.name() + "': " +
                       initializerBytesMessage()),
              failure();
     return Attribute(*value);
   }
   default:
-    return ctx.fail("attribute '" + attr.name() + "' has unsupported kind " +
+    return (void)ctx.fail("attribute '" + attr.name() + "' has unsupported kind " +
                     onnx::AttributeProto_AttributeType_Name(attr.type())),
            failure();
   }
@@ -349,7 +349,7 @@ FailureOr<SmallVector<int>> ONNXImporter::sortNodes(onnx::GraphProto &graph,
       if (output.empty())
         continue;
       if (!producer.try_emplace(output, i).second || scope.lookup(output))
-        return modelError("value '" + output + "' in " + graphPath +
+        return (void)modelError("value '" + output + "' in " + graphPath +
                           " is defined twice (second time by node '" +
                           graph.node(i).name() + "', #" + llvm::Twine(i) +
                           ")"),
@@ -371,7 +371,7 @@ FailureOr<SmallVector<int>> ONNXImporter::sortNodes(onnx::GraphProto &graph,
       if (it == producer.end())
         continue;
       if (it->second == i)
-        return modelError("node '" + graph.node(i).name() + "' (#" +
+        return (void)modelError("node '" + graph.node(i).name() + "' (#" +
                           llvm::Twine(i) + " in " + graphPath +
                           ") uses its own output '" + name.getKey() + "'"),
                failure();
@@ -396,7 +396,7 @@ FailureOr<SmallVector<int>> ONNXImporter::sortNodes(onnx::GraphProto &graph,
   if (static_cast<int>(order.size()) != numNodes) {
     for (int i = 0; i < numNodes; ++i)
       if (pending[i] > 0)
-        return modelError("graph " + graphPath + " has a cycle through node '" +
+        return (void)modelError("graph " + graphPath + " has a cycle through node '" +
                           graph.node(i).name() + "' (#" + llvm::Twine(i) +
                           ", " + graph.node(i).op_type() + ")"),
                failure();
@@ -837,17 +837,17 @@ ONNXImporter::checkResultSizes(ArrayRef<Type> types) const {
 
 OwningOpRef<ModuleOp> ONNXImporter::importModel(onnx::ModelProto &model) {
   if (model.ir_version() <= 0)
-    return modelError("missing ir_version: this file is not an ONNX model"),
+    return (void)modelError("missing ir_version: this file is not an ONNX model"),
            nullptr;
   if (!model.has_graph())
-    return modelError("the model has no graph"), nullptr;
+    return (void)modelError("the model has no graph"), nullptr;
   bool hasDefaultDomain = false;
   llvm::StringSet<> domains;
   for (const auto &entry : model.opset_import()) {
     StringRef domain = entry.domain().empty() ? StringRef("ai.onnx")
                                               : StringRef(entry.domain());
     if (!domains.insert(domain).second)
-      return modelError("opset_import lists domain '" + domain + "' twice"),
+      return (void)modelError("opset_import lists domain '" + domain + "' twice"),
              nullptr;
     domainOpsets[domain] = entry.version();
     if (domain == "ai.onnx") {
@@ -856,10 +856,10 @@ OwningOpRef<ModuleOp> ONNXImporter::importModel(onnx::ModelProto &model) {
     }
   }
   if (!hasDefaultDomain)
-    return modelError("the model imports no default-domain (ai.onnx) opset"),
+    return (void)modelError("the model imports no default-domain (ai.onnx) opset"),
            nullptr;
   if (opset < kMinUpgradableOpset || opset > getLatestKnownOpset())
-    return modelError("default-domain opset " + llvm::Twine(opset) +
+    return (void)modelError("default-domain opset " + llvm::Twine(opset) +
                       " is not supported (amp supports " +
                       llvm::Twine(kMinUpgradableOpset) + " to " +
                       llvm::Twine(getLatestKnownOpset()) + ")"),
@@ -869,7 +869,7 @@ OwningOpRef<ModuleOp> ONNXImporter::importModel(onnx::ModelProto &model) {
     // opset amp's own version rules start from.
     if (llvm::Error error = onnx_upgrade::upgradeToOpset(model, opset,
                                                          kMinSupportedOpset))
-      return modelError(llvm::toString(std::move(error))), nullptr;
+      return (void)modelError(llvm::toString(std::move(error))), nullptr;
     opset = kMinSupportedOpset;
     domainOpsets.clear();
     for (const auto &entry : model.opset_import())
@@ -879,7 +879,7 @@ OwningOpRef<ModuleOp> ONNXImporter::importModel(onnx::ModelProto &model) {
     domainOpsets["ai.onnx"] = opset;
   }
   if (model.functions_size() > 0)
-    return modelError("model-local functions are not supported"), nullptr;
+    return (void)modelError("model-local functions are not supported"), nullptr;
   if (failed(checkModelSize(model)))
     return nullptr;
 
@@ -943,7 +943,7 @@ OwningOpRef<ModuleOp> ONNXImporter::importModel(onnx::ModelProto &model) {
     func.setResultAttr(i, "amp.name", builder.getStringAttr(output.name()));
 
   if (failed(verify(*module)))
-    return modelError("the imported program does not verify (see above)"),
+    return (void)modelError("the imported program does not verify (see above)"),
            nullptr;
   return module;
 }

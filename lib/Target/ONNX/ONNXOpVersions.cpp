@@ -126,7 +126,7 @@ onnx_import::getSubgraphArgumentTypes(const PendingOp &op,
   if (op.opType == "Loop") {
     // (iteration number, condition, loop-carried values...)
     if (graph.input_size() != static_cast<int>(op.operands.size()))
-      return ctx.fail("Loop body takes " + llvm::Twine(graph.input_size()) +
+      return (void)ctx.fail("Loop body takes " + llvm::Twine(graph.input_size()) +
                       " inputs but the node passes " +
                       llvm::Twine(op.operands.size() - 2) +
                       " loop-carried values (plus iteration and condition)"),
@@ -141,7 +141,7 @@ onnx_import::getSubgraphArgumentTypes(const PendingOp &op,
         dyn_cast_or_null<IntegerAttr>(op.getAttr("num_scan_inputs"));
     if (!numScanInputs ||
         graph.input_size() != static_cast<int>(op.operands.size()))
-      return ctx.fail("Scan body inputs do not match the node's inputs"),
+      return (void)ctx.fail("Scan body inputs do not match the node's inputs"),
              failure();
     size_t numStates = op.operands.size() - numScanInputs.getInt();
     auto axes = dyn_cast_or_null<DenseI64ArrayAttr>(
@@ -153,17 +153,17 @@ onnx_import::getSubgraphArgumentTypes(const PendingOp &op,
         continue;
       }
       size_t scanIndex = i - numStates;
-      int64_t axis = axes && scanIndex < axes.size() ? axes[scanIndex] : 0;
+      int64_t axis = axes && static_cast<int64_t>(scanIndex) < axes.size() ? axes[scanIndex] : 0;
       if (axis < 0)
         axis += type.getRank();
       if (axis < 0 || axis >= type.getRank())
-        return ctx.fail("scan_input_axes entry is out of range"), failure();
+        return (void)ctx.fail("scan_input_axes entry is out of range"), failure();
       SmallVector<int64_t> shape(type.getShape());
       shape.erase(shape.begin() + axis);
       types[i] = RankedTensorType::get(shape, type.getElementType());
     }
   } else if (graph.input_size() != 0) {
-    return ctx.fail("If branches must not have inputs"), failure();
+    return (void)ctx.fail("If branches must not have inputs"), failure();
   }
   return types;
 }
