@@ -153,7 +153,9 @@ onnx_import::getSubgraphArgumentTypes(const PendingOp &op,
         continue;
       }
       size_t scanIndex = i - numStates;
-      int64_t axis = axes && static_cast<int64_t>(scanIndex) < axes.size() ? axes[scanIndex] : 0;
+      int64_t axis = axes && static_cast<int64_t>(scanIndex) < axes.size()
+                         ? axes[scanIndex]
+                         : 0;
       if (axis < 0)
         axis += type.getRank();
       if (axis < 0 || axis >= type.getRank())
