@@ -73,20 +73,17 @@ private:
       list(s, v);
     }
     void bind(const OptionSpec &s, std::optional<double> &v) override {
-      FlagSpelling how = spelling(s);
-      if (how.flag.empty())
-        return parent.owned.push_back(nullptr);
-      parent.names.push_back(how.flag);
-      parent.owned.push_back(std::make_unique<llvm::cl::opt<double>>(
-          llvm::StringRef(parent.names.back()), llvm::cl::desc(s.description),
-          llvm::cl::cat(category)));
+      if (claim(s))
+        parent.owned.push_back(std::make_unique<llvm::cl::opt<double>>(
+            llvm::StringRef(parent.names.back()),
+            llvm::cl::desc(s.description), llvm::cl::cat(category)));
     }
     void bind(const OptionSpec &s, int &v,
               llvm::ArrayRef<OptionChoice> choices) override {
       auto value = static_cast<OptionChoiceValue>(v);
       scalar(s, value);
-      auto *option =
-          static_cast<llvm::cl::opt<OptionChoiceValue> *>(parent.owned.back().get());
+      auto *option = static_cast<llvm::cl::opt<OptionChoiceValue> *>(
+          parent.owned.back().get());
       if (!option)
         return;
       for (const OptionChoice &choice : choices)
@@ -96,32 +93,37 @@ private:
 
     template <typename T>
     void scalar(const OptionSpec &s, T &v) {
-      FlagSpelling how = spelling(s);
-      if (how.flag.empty())
-        return parent.owned.push_back(nullptr);
-      parent.names.push_back(how.flag);
-      parent.owned.push_back(std::make_unique<llvm::cl::opt<T>>(
-          llvm::StringRef(parent.names.back()), llvm::cl::desc(s.description),
-          llvm::cl::init(v), llvm::cl::cat(category)));
+      if (claim(s))
+        parent.owned.push_back(std::make_unique<llvm::cl::opt<T>>(
+            llvm::StringRef(parent.names.back()),
+            llvm::cl::desc(s.description), llvm::cl::init(v),
+            llvm::cl::cat(category)));
     }
 
   private:
-    FlagSpelling spelling(const OptionSpec &s) const {
+    /// The field's flag spelling, its name kept in `names` (the flag will
+    /// be the next owned option); none (a null slot) if it has no flag.
+    std::optional<FlagSpelling> claim(const OptionSpec &s) {
       auto it = spellings.find(s.name);
-      return it != spellings.end()
-                 ? it->second
-                 : FlagSpelling{parent.prefix + s.name.str()};
+      FlagSpelling how = it != spellings.end()
+                             ? it->second
+                             : FlagSpelling{parent.prefix + s.name.str()};
+      if (how.flag.empty()) {
+        parent.owned.push_back(nullptr);
+        return std::nullopt;
+      }
+      parent.names.push_back(how.flag);
+      return how;
     }
     void list(const OptionSpec &s, llvm::ArrayRef<std::string> defaults) {
-      FlagSpelling how = spelling(s);
-      if (how.flag.empty())
-        return parent.owned.push_back(nullptr);
-      parent.names.push_back(how.flag);
+      std::optional<FlagSpelling> how = claim(s);
+      if (!how)
+        return;
       // list_init: the first value given replaces the defaults.
       auto option = std::make_unique<List>(
           llvm::StringRef(parent.names.back()), llvm::cl::desc(s.description),
           llvm::cl::list_init(defaults), llvm::cl::cat(category));
-      if (how.commaSeparated)
+      if (how->commaSeparated)
         option->setMiscFlag(llvm::cl::CommaSeparated);
       parent.owned.push_back(std::move(option));
     }
