@@ -230,19 +230,19 @@ FailureOr<Layout> readLayout(ModuleOp module) {
 }
 
 /// A rank-0 f32 or i64 tensor holding `value`.
-Tensor scalarTensor(float value) {
+template <typename T>
+Tensor scalarTensorOf(T value, amp_runtime::ElementType type) {
   Tensor tensor;
-  tensor.elementType = amp_runtime::ElementType::F32;
-  tensor.bytes.resize(sizeof(float));
-  std::memcpy(tensor.bytes.data(), &value, sizeof(float));
+  tensor.elementType = type;
+  tensor.bytes.resize(sizeof(T));
+  std::memcpy(tensor.bytes.data(), &value, sizeof(T));
   return tensor;
 }
+Tensor scalarTensor(float value) {
+  return scalarTensorOf(value, amp_runtime::ElementType::F32);
+}
 Tensor scalarTensor(int64_t value) {
-  Tensor tensor;
-  tensor.elementType = amp_runtime::ElementType::I64;
-  tensor.bytes.resize(sizeof(int64_t));
-  std::memcpy(tensor.bytes.data(), &value, sizeof(int64_t));
-  return tensor;
+  return scalarTensorOf(value, amp_runtime::ElementType::I64);
 }
 
 /// Rows `rows` of `data` (samples along dimension 0).
@@ -747,32 +747,31 @@ LogicalResult mlir::amp::execution::runTrainLoop(ModuleOp module,
 
 LogicalResult mlir::amp::execution::trainModel(
     StringRef path, MLIRContext &context, llvm::SourceMgr &sourceMgr,
-    llvm::raw_ostream &log, TrainLoopOptions loopOptions,
+    llvm::raw_ostream &log, TrainLoopOptions loop,
     training::TrainStepOptions stepOptions) {
   auto fail = [](llvm::Error err) {
     llvm::errs() << "error: " << llvm::toString(std::move(err)) << "\n";
     return failure();
   };
-  TrainLoopOptions *loop = &loopOptions;
-  if (llvm::Error err = loop->validate())
+  if (llvm::Error err = loop.validate())
     return fail(std::move(err));
   bool isOnnx = isONNXFile(path);
   if (isOnnx) {
     if (llvm::Error err = stepOptions.validate())
       return fail(std::move(err));
     if (stepOptions.batchSize == 0)
-      stepOptions.batchSize = loop->batchSize;
-    if (loop->accumulate > 1)
+      stepOptions.batchSize = loop.batchSize;
+    if (loop.accumulate > 1)
       stepOptions.splitStep = true;
-    stepOptions.frontEnd.foldMaxBytes = loop->limits.maxFoldBytes;
+    stepOptions.frontEnd.foldMaxBytes = loop.limits.maxFoldBytes;
     if (stepOptions.frontEnd.runAutocast)
       if (llvm::Error err = checkAutocastOptions(stepOptions.frontEnd.autocast))
         return fail(std::move(err));
   }
-  if (!loop->exportOnnx.empty())
-    loop->sourceModel = path.str();
+  if (!loop.exportOnnx.empty())
+    loop.sourceModel = path.str();
   auto module = loadModel(path, context, sourceMgr, /*forTraining=*/isOnnx,
-                          loop->limits);
+                          loop.limits);
   if (failed(module))
     return failure();
   if (!isOnnx) {
@@ -780,19 +779,19 @@ LogicalResult mlir::amp::execution::trainModel(
     // .onnx file); the lowering does not need it.
     std::optional<std::string> source = getONNXSource(**module);
     (**module)->removeAttr(kONNXSourceAttrName);
-    if (!loop->exportOnnx.empty()) {
+    if (!loop.exportOnnx.empty()) {
       if (!source)
         return fail(llvm::createStringError(
             llvm::inconvertibleErrorCode(),
             "--export-onnx: '" + path +
                 "' carries no ONNX model to write (build it with amp-opt "
                 "--train from an .onnx file, or give the .onnx model)"));
-      loop->sourceModelBytes = std::move(*source);
+      loop.sourceModelBytes = std::move(*source);
     }
   }
   if (isOnnx && failed(training::buildTrainStep(**module, stepOptions)))
     return failure();
-  return runTrainLoop(**module, *loop, log);
+  return runTrainLoop(**module, loop, log);
 }
 
 LogicalResult mlir::amp::execution::storeONNXSource(ModuleOp module,
