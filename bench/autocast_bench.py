@@ -399,7 +399,7 @@ def bench_model(name, path, amp_opt, runs, seed, num_inputs, work, use_reference
         with open(report) as f:
             summary = json.load(f)["summary"]
         row["amp_report"] = {k: summary.get(k) for k in
-                             ("casts_inserted", "flops_low_precision_share", "flops_total",
+                             ("casts", "flops_low_precision_share", "flops_total",
                               "constants_converted", "constants_clamped", "ops")}
     except Exception as err:
         row["amp_error"] = str(err)

@@ -30,7 +30,8 @@ APT_PACKAGES=(cmake ninja-build ccache g++ llvm-19-dev libmlir-19-dev
   libdnnl-dev libzip-dev libzstd-dev clang-19 libclang-rt-19-dev)
 # onnx is pinned: the backend node tests and the operator version table
 # (lib/Target/ONNX/OnnxOpVersions.inc) come from this release.
-PIP_PACKAGES=(onnx==1.23.2 numpy pytest onnxruntime scikit-learn)
+PIP_PACKAGES=(onnx==1.23.2 numpy pytest onnxruntime scikit-learn nanobind
+  scikit-build-core)
 
 log() { printf '== %s\n' "$*" >&2; }
 
@@ -44,6 +45,7 @@ install_deps() {
     local module="${p%%==*}" version=""
     # The import name where it differs from the package name.
     [[ "$module" == scikit-learn ]] && module=sklearn
+    [[ "$module" == scikit-build-core ]] && module=scikit_build_core
     [[ "$p" == *==* ]] && version="${p#*==}"
     "$PYTHON" -c "import sys, $module
 sys.exit(bool('$version') and $module.__version__ != '$version')" 2>/dev/null \
@@ -86,6 +88,17 @@ build() {
     log "no CUDA toolkit: amp-run-gpu is not built (its tests are skipped)"
   fi
   ninja -C "$BUILD" -j "$JOBS" "${targets[@]}"
+  install_python_package
+}
+
+# The amp_mlir package (python/), built in the same tree (it reuses the
+# libraries) and installed into $PYTHON's environment: the tests use the
+# installed package, as a user would.
+install_python_package() {
+  log "pip install $ROOT/python (the amp_mlir package)"
+  CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" "$PYTHON" -m pip install -q \
+    --root-user-action=ignore --no-build-isolation "$ROOT/python" \
+    -C build-dir="$BUILD"
 }
 
 demo() {

@@ -747,7 +747,7 @@ void AutocastPass::writeOutputs() {
           json.attribute("f32", numF32);
           json.attribute("without_fp32_data", numUnchanged);
         });
-        json.attribute("casts_inserted", numCasts);
+        json.attribute("casts", numCasts);
         json.attribute("constants_converted", numConvertedConstants);
         json.attribute("constants_clamped", numClampedConstants);
         json.attribute("flops_total", totalFlops);

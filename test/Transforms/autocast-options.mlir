@@ -77,7 +77,7 @@
 
 // REPORT: "type": "f16"
 // REPORT: "summary": {
-// REPORT: "casts_inserted":
+// REPORT: "casts":
 // REPORT: "flops_low_precision_share":
 // REPORT: "node": "proj",
 // REPORT-NEXT: "op": "MatMul",

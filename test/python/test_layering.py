@@ -39,6 +39,11 @@ LAYERS = {
     "target-cuda": (["lib/Target/CUDA"], ["include/amp/Target/CUDA"]),
     "training": (["lib/Training"], ["include/amp/Training"]),
     "execution": (["lib/Execution"], ["include/amp/Execution"]),
+    # The embedding API: its header is free of LLVM and MLIR (bindings built
+    # with RTTI and exceptions include it), its sources are above execution.
+    "api-header": ([], ["include/amp/API"]),
+    "api": (["lib/API"], []),
+    "python-binding": (["python/src"], []),
 }
 
 # amp headers each layer may include (prefixes), besides its own.
@@ -64,6 +69,9 @@ AMP_ALLOWED = {
     "training": ["amp/Support/", "amp/Dialect/", "amp/Pipelines/", "amp/Target/ONNX/ONNXImporter.h",
                  "amp/Training/", "amp/Transforms/"],
     "execution": ["amp/"],
+    "api-header": ["amp/API/", "amp/Runtime/HostTensor.h"],
+    "api": ["amp/"],
+    "python-binding": ["amp/API/", "amp/Runtime/HostTensor.h"],
 }
 
 # Non-amp headers a layer must not include (prefixes).
@@ -76,6 +84,8 @@ FORBIDDEN = {
     "semantics": ["mlir/Pass/", "mlir/Transforms/", "mlir/Conversion/",
                   "mlir/Dialect/Func", "mlir/Dialect/Linalg", "onnx/"],
     "amp-to-linalg": ["dnnl"],
+    "api-header": ["mlir/", "llvm/", "onnx/", "dnnl"],
+    "python-binding": ["mlir/", "llvm/", "onnx/", "dnnl"],
 }
 
 

@@ -16,8 +16,11 @@
 #define AMP_TARGET_ONNX_MODELLIMITS_H
 
 #include <cstdint>
+#include <string>
 
 namespace mlir::amp {
+
+class OptionsBinder;
 
 struct ModelLimits {
   /// The largest tensor, in elements: an initializer, a Constant, a tensor
@@ -37,6 +40,13 @@ struct ModelLimits {
   /// the operands, intermediate values and results of everything it
   /// evaluates in one run. Ops beyond the budget are left for run time.
   int64_t maxFoldBytes = int64_t(64) << 20;
+
+  /// The caps by name (max-tensor-elements, ...; the tools' flags are
+  /// --amp-<name>), declared once for every front end.
+  void bind(OptionsBinder &binder);
+  /// "" if every cap is positive, else what is wrong ("max-nodes: 0 is
+  /// not a positive integer").
+  std::string validate() const;
 };
 
 } // namespace mlir::amp

@@ -1,0 +1,182 @@
+//===- Amp.h - amp's embedding API, free of MLIR types ----------*- C++ -*-===//
+//
+// What the Python package (and any other binding) calls: import or load a
+// model, run the front end with autocast, export it, compile and run it on
+// the CPU. It is a thin layer over lib/Execution and lib/Pipelines.
+//
+// Only standard-library types (and the runtime's host tensor) cross this
+// header, so a binding compiled with other flags than LLVM's (nanobind
+// needs RTTI and exceptions) can link amp's libraries: no LLVM or MLIR
+// class is instantiated on its side. Every call returns a Status with the
+// diagnostics it produced; nothing is printed to stderr.
+//
+// Options are the pipelines' own option structs (amp/Support/
+// OptionsBinder.h), set by name: the same names as the textual pipeline
+// options (`amp-front-end{type=bf16 opt-level=2}`), so that no option is
+// declared again here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_API_AMP_H
+#define AMP_API_AMP_H
+
+#include "amp/Runtime/HostTensor.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace amp::api {
+
+using amp_runtime::ElementType;
+using amp_runtime::Tensor;
+
+/// One diagnostic of a call: what MLIR or amp reported, with the file,
+/// line and column of its location, and the ONNX node and op where the
+/// message names them ("node 'conv1' (#3 in main, op Conv, ...): ...").
+struct Diagnostic {
+  /// "error", "warning", "note" or "remark".
+  std::string severity;
+  std::string message;
+  /// The location as MLIR prints it (empty when unknown).
+  std::string location;
+  std::string file;
+  unsigned line = 0, column = 0;
+  std::string node, op;
+};
+
+/// The outcome of a call: failed when any error was reported (or the call
+/// failed without one; then `diagnostics` holds a generic error).
+struct Status {
+  bool ok = true;
+  std::vector<Diagnostic> diagnostics;
+
+  /// The diagnostics as one text, one per line ("error: file:1:2: ...").
+  std::string message() const;
+  static Status error(std::string message);
+};
+
+/// The value of one named option. Lists are the ListOptions (allow, deny,
+/// node-rules, ...); an enumerated option takes the spelling of one of its
+/// choices; an integer is accepted where a number is expected.
+using OptionValue = std::variant<bool, int64_t, double, std::string,
+                                 std::vector<std::string>>;
+using OptionList = std::vector<std::pair<std::string, OptionValue>>;
+
+/// One option of a pipeline, for documentation and bindings.
+struct OptionInfo {
+  std::string name, description;
+  /// "bool", "int", "float", "string", "list" or "choice".
+  std::string kind;
+  /// The default, spelled as a textual pipeline option would be.
+  std::string defaultValue;
+  std::vector<std::string> choices;
+};
+
+/// The pipelines whose options the API takes.
+enum class OptionSet { FrontEnd, ImportLimits };
+std::vector<OptionInfo> describeOptions(OptionSet set);
+
+struct ImportOptions {
+  /// Evaluate ops with constant inputs while importing.
+  bool foldConstants = true;
+  /// Caps on what the file may ask for (ModelLimits' names:
+  /// max-tensor-elements, ...); empty: the defaults.
+  OptionList limits;
+};
+
+/// What a compiled function takes or returns: its name, element type and
+/// shape (-1 for a dynamic size).
+struct TensorInfo {
+  std::string name;
+  ElementType elementType;
+  std::vector<int64_t> shape;
+};
+
+class Program;
+
+/// A model in the amp dialect, with its own MLIR context. Copies share it;
+/// clone() makes an independent one.
+class Module {
+public:
+  Module();
+  ~Module();
+  Module(const Module &);
+  Module &operator=(const Module &);
+
+  /// Imports an ONNX model from a file or from its serialized bytes
+  /// (`name` names it in diagnostics).
+  static Status importOnnxFile(const std::string &path,
+                               const ImportOptions &options, Module &result);
+  static Status importOnnxBytes(const std::string &bytes,
+                                const std::string &name,
+                                const ImportOptions &options, Module &result);
+  /// Parses amp MLIR (text or bytecode) from a file, or text from a string.
+  static Status parseMlirFile(const std::string &path, Module &result);
+  static Status parseMlirText(const std::string &text, const std::string &name,
+                              Module &result);
+
+  bool isNull() const { return !state; }
+  /// Whether the module came from an ONNX model (then the front end runs on
+  /// it before autocast, as amp-opt does).
+  bool isFromOnnx() const;
+  /// The low-precision type autocast applied ("" before autocast).
+  std::string getAutocastType() const;
+
+  Module clone() const;
+
+  /// Runs the front end (`amp-front-end`, with these options by their
+  /// pipeline names: type, opt-level, allow, deny, node-rules, policy,
+  /// fold-constants, ...) on the module, in place. `reportJson` receives
+  /// the autocast report, byte for byte the file `amp-opt --amp-report`
+  /// writes. A module is autocast once.
+  Status autocast(const OptionList &options, std::string &reportJson);
+
+  /// The module as MLIR text (generic form if asked), as bytecode, or as
+  /// ONNX (opset 0 keeps the imported one). Files are written atomically.
+  Status toMlirText(std::string &text, bool generic = false) const;
+  Status writeBytecode(const std::string &path) const;
+  Status writeOnnx(const std::string &path, int64_t opset = 0) const;
+  Status toOnnxBytes(std::string &bytes, int64_t opset = 0) const;
+
+  /// Lowers a copy of the module with the CPU pipeline and JIT-compiles
+  /// its entry function. The module itself is unchanged.
+  Status compile(const std::string &target, Program &result) const;
+
+  /// For the implementation.
+  struct State;
+  explicit Module(std::shared_ptr<State> state);
+  const std::shared_ptr<State> &getState() const { return state; }
+
+private:
+  std::shared_ptr<State> state;
+};
+
+/// A JIT-compiled entry function. Calls from several threads run one at a
+/// time.
+class Program {
+public:
+  Program();
+  ~Program();
+
+  const std::vector<TensorInfo> &getInputs() const;
+  const std::vector<TensorInfo> &getOutputs() const;
+
+  /// Runs the function. Inputs are checked against the signature (element
+  /// type, rank and static sizes; "input 'x' has ..."), and bf16 inputs
+  /// may be given as f32. The inputs are consumed.
+  Status run(std::vector<Tensor> inputs, std::vector<Tensor> &results) const;
+
+  struct State;
+  explicit Program(std::shared_ptr<State> state);
+
+private:
+  std::shared_ptr<State> state;
+};
+
+} // namespace amp::api
+
+#endif // AMP_API_AMP_H

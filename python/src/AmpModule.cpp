@@ -1,0 +1,338 @@
+//===- AmpModule.cpp - the amp_mlir._amp_mlir extension -------------------===//
+//
+// nanobind over amp's embedding API (include/amp/API): this file sees no
+// LLVM or MLIR type, which is what lets it be compiled with RTTI and
+// exceptions against libraries built without them. The Python-facing API
+// (docstrings, keyword arguments, the Report) is amp_mlir/__init__.py.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/API/Amp.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <optional>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+namespace api = amp::api;
+using amp_runtime::ElementType;
+using amp_runtime::Tensor;
+
+namespace {
+
+/// Raises amp_mlir.AmpError with the call's diagnostics if it failed.
+void check(const api::Status &status) {
+  if (status.ok)
+    return;
+  nb::module_ errors = nb::module_::import_("amp_mlir._errors");
+  nb::list diagnostics;
+  for (const api::Diagnostic &d : status.diagnostics)
+    diagnostics.append(errors.attr("Diagnostic")(
+        "severity"_a = d.severity, "message"_a = d.message,
+        "location"_a = d.location, "file"_a = d.file, "line"_a = d.line,
+        "column"_a = d.column, "node"_a = d.node, "op"_a = d.op));
+  nb::object error =
+      errors.attr("AmpError")(status.message(), diagnostics);
+  PyErr_SetObject(error.type().ptr(), error.ptr());
+  throw nb::python_error();
+}
+
+/// Option values from Python: bool, int, float, str or a list of str.
+api::OptionList toOptions(nb::handle items) {
+  api::OptionList options;
+  for (nb::handle item : items) {
+    auto pair = nb::cast<std::pair<std::string, nb::object>>(item);
+    nb::handle value = pair.second;
+    api::OptionValue converted;
+    if (PyBool_Check(value.ptr()))
+      converted = nb::cast<bool>(value);
+    else if (PyLong_Check(value.ptr()))
+      converted = nb::cast<int64_t>(value);
+    else if (PyFloat_Check(value.ptr()))
+      converted = nb::cast<double>(value);
+    else if (PyUnicode_Check(value.ptr()))
+      converted = nb::cast<std::string>(value);
+    else if (PyList_Check(value.ptr()) || PyTuple_Check(value.ptr()))
+      converted = nb::cast<std::vector<std::string>>(value);
+    else
+      throw nb::type_error(("option '" + pair.first +
+                            "': expected a bool, int, float, str or a list "
+                            "of str")
+                               .c_str());
+    options.emplace_back(pair.first, std::move(converted));
+  }
+  return options;
+}
+
+const char *dtypeName(ElementType type) {
+  switch (type) {
+  case ElementType::F64: return "float64";
+  case ElementType::F32: return "float32";
+  case ElementType::F16: return "float16";
+  case ElementType::BF16: return "bfloat16";
+  case ElementType::Bool: return "bool";
+  case ElementType::I8: return "int8";
+  case ElementType::I16: return "int16";
+  case ElementType::I32: return "int32";
+  case ElementType::I64: return "int64";
+  case ElementType::U8: return "uint8";
+  case ElementType::U16: return "uint16";
+  case ElementType::U32: return "uint32";
+  case ElementType::U64: return "uint64";
+  }
+  return "?";
+}
+
+nb::dlpack::dtype dlpackOf(ElementType type) {
+  using nb::dlpack::dtype_code;
+  auto make = [](dtype_code code, int bits) {
+    return nb::dlpack::dtype{static_cast<uint8_t>(code),
+                             static_cast<uint8_t>(bits), 1};
+  };
+  switch (type) {
+  case ElementType::F64: return make(dtype_code::Float, 64);
+  case ElementType::F32: return make(dtype_code::Float, 32);
+  case ElementType::F16: return make(dtype_code::Float, 16);
+  case ElementType::BF16: return make(dtype_code::Float, 32); // as f32
+  case ElementType::Bool: return make(dtype_code::Bool, 8);
+  case ElementType::I8: return make(dtype_code::Int, 8);
+  case ElementType::I16: return make(dtype_code::Int, 16);
+  case ElementType::I32: return make(dtype_code::Int, 32);
+  case ElementType::I64: return make(dtype_code::Int, 64);
+  case ElementType::U8: return make(dtype_code::UInt, 8);
+  case ElementType::U16: return make(dtype_code::UInt, 16);
+  case ElementType::U32: return make(dtype_code::UInt, 32);
+  case ElementType::U64: return make(dtype_code::UInt, 64);
+  }
+  return make(dtype_code::Float, 32);
+}
+
+std::optional<ElementType> elementTypeOf(nb::dlpack::dtype dtype) {
+  using nb::dlpack::dtype_code;
+  if (dtype.lanes != 1)
+    return std::nullopt;
+  switch (static_cast<dtype_code>(dtype.code)) {
+  case dtype_code::Float:
+    if (dtype.bits == 64) return ElementType::F64;
+    if (dtype.bits == 32) return ElementType::F32;
+    if (dtype.bits == 16) return ElementType::F16;
+    return std::nullopt;
+  case dtype_code::Bool:
+    return ElementType::Bool;
+  case dtype_code::Int:
+    if (dtype.bits == 8) return ElementType::I8;
+    if (dtype.bits == 16) return ElementType::I16;
+    if (dtype.bits == 32) return ElementType::I32;
+    if (dtype.bits == 64) return ElementType::I64;
+    return std::nullopt;
+  case dtype_code::UInt:
+    if (dtype.bits == 8) return ElementType::U8;
+    if (dtype.bits == 16) return ElementType::U16;
+    if (dtype.bits == 32) return ElementType::U32;
+    if (dtype.bits == 64) return ElementType::U64;
+    return std::nullopt;
+  default:
+    return std::nullopt;
+  }
+}
+
+using Array = nb::ndarray<nb::numpy, nb::c_contig, nb::device::cpu>;
+
+/// A C-contiguous numpy array as a host tensor (one copy).
+Tensor toTensor(const Array &array, size_t index) {
+  std::optional<ElementType> type = elementTypeOf(array.dtype());
+  if (!type)
+    throw nb::type_error(
+        ("argument " + std::to_string(index) + ": unsupported dtype")
+            .c_str());
+  Tensor tensor;
+  tensor.elementType = *type;
+  for (size_t d = 0; d < array.ndim(); ++d)
+    tensor.shape.push_back(array.shape(d));
+  tensor.bytes.resize(array.nbytes());
+  if (array.nbytes())
+    std::memcpy(tensor.bytes.data(), array.data(), array.nbytes());
+  return tensor;
+}
+
+/// A host tensor as a numpy array that owns it (no copy; bf16 becomes
+/// float32, as numpy has no bfloat16).
+nb::object toArray(Tensor tensor) {
+  if (tensor.elementType == ElementType::BF16) {
+    Tensor wide;
+    wide.elementType = ElementType::F32;
+    wide.shape = tensor.shape;
+    size_t n = tensor.bytes.size() / 2;
+    wide.bytes.resize(n * 4);
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t bits = 0;
+      uint16_t half;
+      std::memcpy(&half, tensor.bytes.data() + 2 * i, 2);
+      bits = static_cast<uint32_t>(half) << 16;
+      std::memcpy(wide.bytes.data() + 4 * i, &bits, 4);
+    }
+    tensor = std::move(wide);
+  }
+  nb::dlpack::dtype dtype = dlpackOf(tensor.elementType);
+  auto *owned = new Tensor(std::move(tensor));
+  nb::capsule owner(owned, [](void *p) noexcept {
+    delete static_cast<Tensor *>(p);
+  });
+  std::vector<size_t> shape(owned->shape.begin(), owned->shape.end());
+  return nb::cast(nb::ndarray<nb::numpy>(owned->bytes.data(), shape.size(),
+                                          shape.data(), owner, nullptr, dtype));
+}
+
+nb::list describeTensors(const std::vector<api::TensorInfo> &infos) {
+  nb::list list;
+  for (const api::TensorInfo &info : infos) {
+    nb::list shape;
+    for (int64_t size : info.shape)
+      shape.append(size < 0 ? nb::object(nb::none()) : nb::object(nb::int_(size)));
+    list.append(nb::make_tuple(info.name, dtypeName(info.elementType),
+                               nb::tuple(shape)));
+  }
+  return list;
+}
+
+api::ImportOptions importOptions(bool foldConstants, nb::handle limits) {
+  api::ImportOptions options;
+  options.foldConstants = foldConstants;
+  options.limits = toOptions(limits);
+  return options;
+}
+
+} // namespace
+
+NB_MODULE(_amp_mlir, m) {
+  m.doc() = "amp's native layer (use the amp_mlir package, not this module)";
+
+  nb::class_<api::Program>(m, "Program")
+      .def_prop_ro("inputs",
+                   [](const api::Program &p) {
+                     return describeTensors(p.getInputs());
+                   })
+      .def_prop_ro("outputs",
+                   [](const api::Program &p) {
+                     return describeTensors(p.getOutputs());
+                   })
+      .def("run", [](const api::Program &program, nb::list arrays) {
+        std::vector<Tensor> inputs;
+        for (size_t i = 0; i < arrays.size(); ++i)
+          inputs.push_back(toTensor(nb::cast<Array>(arrays[i]), i));
+        std::vector<Tensor> results;
+        api::Status status;
+        {
+          nb::gil_scoped_release release;
+          status = program.run(std::move(inputs), results);
+        }
+        check(status);
+        nb::list outputs;
+        for (Tensor &result : results)
+          outputs.append(toArray(std::move(result)));
+        return outputs;
+      });
+
+  nb::class_<api::Module>(m, "Module")
+      .def_prop_ro("from_onnx", &api::Module::isFromOnnx)
+      .def_prop_ro("autocast_type", &api::Module::getAutocastType)
+      .def("clone", &api::Module::clone)
+      .def("autocast",
+           [](api::Module &module, nb::handle options) {
+             std::string report;
+             check(module.autocast(toOptions(options), report));
+             return report;
+           })
+      .def("to_mlir",
+           [](const api::Module &module, bool generic) {
+             std::string text;
+             check(module.toMlirText(text, generic));
+             return text;
+           },
+           "generic"_a = false)
+      .def("write_bytecode",
+           [](const api::Module &module, const std::string &path) {
+             check(module.writeBytecode(path));
+           })
+      .def("write_onnx",
+           [](const api::Module &module, const std::string &path,
+              int64_t opset) { check(module.writeOnnx(path, opset)); })
+      .def("onnx_bytes",
+           [](const api::Module &module, int64_t opset) {
+             std::string bytes;
+             check(module.toOnnxBytes(bytes, opset));
+             return nb::bytes(bytes.data(), bytes.size());
+           })
+      .def("compile", [](const api::Module &module, const std::string &target) {
+        api::Program program;
+        api::Status status;
+        {
+          nb::gil_scoped_release release;
+          status = module.compile(target, program);
+        }
+        check(status);
+        return program;
+      });
+
+  m.def("import_onnx_file",
+        [](const std::string &path, bool foldConstants, nb::handle limits) {
+          api::ImportOptions options = importOptions(foldConstants, limits);
+          api::Module module;
+          api::Status status;
+          {
+            nb::gil_scoped_release release;
+            status = api::Module::importOnnxFile(path, options, module);
+          }
+          check(status);
+          return module;
+        });
+  m.def("import_onnx_bytes", [](nb::bytes bytes, const std::string &name,
+                                bool foldConstants, nb::handle limits) {
+    api::ImportOptions options = importOptions(foldConstants, limits);
+    std::string data(bytes.c_str(), bytes.size());
+    api::Module module;
+    api::Status status;
+    {
+      nb::gil_scoped_release release;
+      status = api::Module::importOnnxBytes(data, name, options, module);
+    }
+    check(status);
+    return module;
+  });
+  m.def("parse_mlir_file", [](const std::string &path) {
+    api::Module module;
+    check(api::Module::parseMlirFile(path, module));
+    return module;
+  });
+  m.def("parse_mlir_text", [](const std::string &text, const std::string &name) {
+    api::Module module;
+    check(api::Module::parseMlirText(text, name, module));
+    return module;
+  });
+  m.def("describe_options", [](const std::string &set) {
+    api::OptionSet which;
+    if (set == "front-end")
+      which = api::OptionSet::FrontEnd;
+    else if (set == "import-limits")
+      which = api::OptionSet::ImportLimits;
+    else
+      throw nb::value_error("unknown option set");
+    nb::list list;
+    for (const api::OptionInfo &info : api::describeOptions(which)) {
+      nb::dict d;
+      d["name"] = info.name;
+      d["description"] = info.description;
+      d["kind"] = info.kind;
+      d["default"] = info.defaultValue;
+      d["choices"] = info.choices;
+      list.append(d);
+    }
+    return list;
+  });
+}
