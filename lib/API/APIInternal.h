@@ -5,6 +5,7 @@
 
 #include "amp/API/Amp.h"
 #include "amp/Execution/CpuProgram.h"
+#include "amp/Target/ONNX/ModelLimits.h"
 #include "amp/Support/OptionsBinder.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -25,6 +26,11 @@ struct Module::State {
   /// Imported from ONNX; `cleaned`: the import cleanup ran on it.
   bool fromOnnx = false, cleaned = false;
   std::string autocastType;
+  /// Where an imported module came from (a file, else its bytes), and how
+  /// it was imported: the train step re-imports it.
+  std::string sourcePath, sourceBytes;
+  bool importFolded = true;
+  mlir::amp::ModelLimits limits;
   /// One call at a time works on the module (the diagnostic handler is the
   /// context's).
   std::mutex mutex;
@@ -65,7 +71,9 @@ private:
 
 /// Sets an options struct's fields from named values (the names of its
 /// bind()): the API's face of the options declared once. Unknown names and
-/// values of the wrong kind are errors.
+/// values of the wrong kind are errors. The binder owns the lists that
+/// ArrayRef fields (the passes' generated structs) point to: keep it alive
+/// while the options are used.
 class KeywordBinder : public mlir::amp::OptionsBinder {
 public:
   explicit KeywordBinder(const OptionList &values);

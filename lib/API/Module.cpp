@@ -48,12 +48,15 @@ static Status importOptions(const ImportOptions &options,
 /// must outlive the caller's capture of its diagnostics.
 static Status finishImport(std::shared_ptr<Module::State> &state,
                            OwningOpRef<ModuleOp> module,
+                           const mlir::amp::ONNXImportOptions &options,
                            DiagnosticCapture &capture, Module &result) {
   Status status = capture.finish(success(static_cast<bool>(module)));
   if (!status.ok)
     return status;
   state->module = std::move(module);
   state->fromOnnx = true;
+  state->importFolded = options.foldConstants;
+  state->limits = options.limits;
   result = Module(std::move(state));
   return status;
 }
@@ -67,7 +70,8 @@ Status Module::importOnnxFile(const std::string &path,
   DiagnosticCapture capture(state->context.get());
   OwningOpRef<ModuleOp> module =
       mlir::amp::importONNXFile(path, state->context.get(), importOpts);
-  return finishImport(state, std::move(module), capture, result);
+  state->sourcePath = path;
+  return finishImport(state, std::move(module), importOpts, capture, result);
 }
 
 Status Module::importOnnxBytes(const std::string &bytes,
@@ -80,7 +84,9 @@ Status Module::importOnnxBytes(const std::string &bytes,
   DiagnosticCapture capture(state->context.get());
   OwningOpRef<ModuleOp> module = mlir::amp::importONNXBuffer(
       bytes, name, state->context.get(), importOpts);
-  return finishImport(state, std::move(module), capture, result);
+  state->sourcePath = name;
+  state->sourceBytes = bytes;
+  return finishImport(state, std::move(module), importOpts, capture, result);
 }
 
 static Status parseMlir(std::unique_ptr<llvm::MemoryBuffer> buffer,
@@ -139,6 +145,10 @@ Module Module::clone() const {
   copy->fromOnnx = state->fromOnnx;
   copy->cleaned = state->cleaned;
   copy->autocastType = state->autocastType;
+  copy->sourcePath = state->sourcePath;
+  copy->sourceBytes = state->sourceBytes;
+  copy->importFolded = state->importFolded;
+  copy->limits = state->limits;
   return Module(std::move(copy));
 }
 

@@ -10,12 +10,15 @@
 
 #include "amp/Pipelines/Pipelines.h"
 #include "amp/Target/ONNX/ModelLimits.h"
+#include "amp/Training/TrainStep.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 using namespace amp::api;
@@ -184,10 +187,10 @@ public:
     add(s, "int", std::to_string(v));
   }
   void bind(const OptionSpec &s, double &v) override {
-    add(s, "float", llvm::formatv("{0}", v).str());
+    add(s, "float", shortest(v));
   }
   void bind(const OptionSpec &s, std::optional<double> &v) override {
-    add(s, "float", v ? llvm::formatv("{0}", *v).str() : "");
+    add(s, "float", v ? shortest(*v) : "");
   }
   void bind(const OptionSpec &s, std::string &v) override {
     add(s, "string", v);
@@ -209,6 +212,16 @@ public:
   }
 
 private:
+  /// The shortest spelling that reads back as `v` (0.001, 3.4028234663852886e+38).
+  static std::string shortest(double v) {
+    char buffer[32];
+    for (int digits = 1; digits <= 17; ++digits) {
+      std::snprintf(buffer, sizeof(buffer), "%.*g", digits, v);
+      if (std::strtod(buffer, nullptr) == v)
+        break;
+    }
+    return buffer;
+  }
   OptionInfo &add(const OptionSpec &s, llvm::StringRef kind,
                   std::string defaultValue) {
     infos.push_back({s.name.str(), s.description.str(), kind.str(),
@@ -229,6 +242,12 @@ std::vector<OptionInfo> amp::api::describeOptions(OptionSet set) {
   case OptionSet::ImportLimits: {
     mlir::amp::ModelLimits limits;
     limits.bind(binder);
+    break;
+  }
+  case OptionSet::TrainStep: {
+    mlir::amp::training::TrainStepOptions options;
+    options.bind(binder);
+    options.frontEnd.bind(binder);
     break;
   }
   }

@@ -12,6 +12,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <cmath>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::amp::execution;
@@ -105,7 +106,6 @@ ProbeStats compareProbe(const Probe &probe, const Tensor &low,
   return stats;
 }
 
-/// Prints the table and writes the JSON report of --check-numerics.
 void NumericsReportOptions::bind(OptionsBinder &binder) {
   binder.bind({"underflow", "--check-numerics lists ops that lose more than "
                             "this fraction of their nonzero values to zero "
@@ -115,6 +115,16 @@ void NumericsReportOptions::bind(OptionsBinder &binder) {
                       "error (and this many of the underflowing ones, in "
                       "program order)"},
               top);
+}
+
+/// The ops whose underflow fraction is above the threshold, in order.
+static SmallVector<const ProbeStats *>
+underflowingOps(ArrayRef<ProbeStats> stats, double threshold) {
+  SmallVector<const ProbeStats *> underflows;
+  for (const ProbeStats &s : stats)
+    if (s.underflowFraction() > threshold)
+      underflows.push_back(&s);
+  return underflows;
 }
 
 LogicalResult reportNumerics(ArrayRef<ProbeStats> stats, StringRef lowName,
@@ -154,10 +164,8 @@ LogicalResult reportNumerics(ArrayRef<ProbeStats> stats, StringRef lowName,
        << "=deny' (amp-opt and amp-run)\n";
   else
     os << "first non-finite: none\n";
-  SmallVector<const ProbeStats *> underflows;
-  for (const ProbeStats &s : stats)
-    if (s.underflowFraction() > underflowThreshold)
-      underflows.push_back(&s);
+  SmallVector<const ProbeStats *> underflows =
+      underflowingOps(stats, underflowThreshold);
   os << "underflow (more than " << llvm::format("%g", underflowThreshold * 100)
      << "% of nonzero values flushed to zero or subnormal): "
      << (underflows.empty() ? "none"
@@ -188,7 +196,23 @@ LogicalResult reportNumerics(ArrayRef<ProbeStats> stats, StringRef lowName,
     llvm::errs() << "error: " << errorMessage << "\n";
     return failure();
   }
-  llvm::json::OStream json(output->os(), /*IndentSize=*/1);
+  writeNumericsJson(stats, lowName, options, output->os());
+  output->keep();
+  return success();
+}
+
+void writeNumericsJson(ArrayRef<ProbeStats> stats, StringRef lowName,
+                       const NumericsReportOptions &options,
+                       llvm::raw_ostream &os) {
+  const ProbeStats *firstNonFinite = nullptr;
+  for (const ProbeStats &s : stats)
+    if (s.nonFinite > 0) {
+      firstNonFinite = &s;
+      break;
+    }
+  SmallVector<const ProbeStats *> underflows =
+      underflowingOps(stats, options.underflowThreshold);
+  llvm::json::OStream json(os, /*IndentSize=*/1);
   auto record = [&](const ProbeStats &s) {
     json.object([&] {
       json.attribute("index", s.probe->id);
@@ -209,7 +233,7 @@ LogicalResult reportNumerics(ArrayRef<ProbeStats> stats, StringRef lowName,
   };
   json.object([&] {
     json.attribute("type", lowName);
-    json.attribute("underflow_threshold", underflowThreshold);
+    json.attribute("underflow_threshold", options.underflowThreshold);
     json.attributeBegin("first_non_finite");
     if (firstNonFinite)
       record(*firstNonFinite);
@@ -225,9 +249,36 @@ LogicalResult reportNumerics(ArrayRef<ProbeStats> stats, StringRef lowName,
         record(s);
     });
   });
-  output->os() << "\n";
-  output->keep();
-  return success();
+  os << "\n";
+}
+
+SmallVector<ProbeStats> compareWithReference(ArrayRef<Probe> probes,
+                                             const CpuProgram &reference,
+                                             const std::vector<Tensor> &inputs,
+                                             ArrayRef<Tensor> probeResults) {
+  std::vector<Tensor> referenceResults;
+  reference.run(inputs, referenceResults);
+  // The reference returns every op's results, the low-precision program
+  // those that survived autocast.
+  std::map<std::pair<int64_t, unsigned>, size_t> referenceIndex;
+  for (auto [i, output] : llvm::enumerate(reference.getOutputs())) {
+    StringRef name = output.name;
+    int64_t id;
+    unsigned result;
+    if (name.consume_front("probe_")) {
+      auto [idText, resultText] = name.split('_');
+      if (!idText.getAsInteger(10, id) && !resultText.getAsInteger(10, result))
+        referenceIndex[{id, result}] = i;
+    }
+  }
+  SmallVector<ProbeStats> stats;
+  for (auto [i, probe] : llvm::enumerate(probes)) {
+    auto it = referenceIndex.find({probe.id, probe.resultNumber});
+    if (it != referenceIndex.end())
+      stats.push_back(
+          compareProbe(probe, probeResults[i], referenceResults[it->second]));
+  }
+  return stats;
 }
 
 } // namespace mlir::amp::execution

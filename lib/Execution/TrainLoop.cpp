@@ -3,6 +3,7 @@
 #include "amp/Execution/TrainLoop.h"
 
 #include "amp/Execution/CpuProgram.h"
+#include "amp/Execution/TrainSession.h"
 #include "amp/Runtime/Npz.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
 #include "amp/Target/ONNX/ONNXWeights.h"
@@ -88,163 +89,6 @@ llvm::Error TrainLoopOptions::validate() const {
 
 namespace {
 
-/// The training program's signature, read from the roles before lowering.
-/// Roles and names of a function's arguments and results.
-struct Signature {
-  SmallVector<std::pair<std::string, std::string>> args, results;
-};
-
-struct Layout {
-  /// @compute_gradients and @apply_gradients (with --split-step).
-  std::optional<Signature> compute, apply;
-  SmallVector<std::string> argRoles, resultRoles;
-  SmallVector<std::string> argNames, resultNames;
-  SmallVector<unsigned> stateArgs, stateResults, inputArgs;
-  int64_t labelsArg = -1;
-  /// The replica index of the Dropout masks (programs with Dropout).
-  int64_t replicaArg = -1;
-  int64_t lossResult = -1, foundInfResult = -1, nonfiniteResult = -1,
-          lrResult = -1, scaleArg = -1;
-  SmallVector<std::string> paramNames;
-  SmallVector<unsigned> mainState, mainInputs;
-  double scaleMin = 0;
-  /// Whether the program has loss scaling (it skips overflowing steps).
-  bool scaled = false;
-};
-
-bool isStateRole(StringRef role) {
-  return role == "param" || role == "buffer" || role == "optimizer" ||
-         role == "scaler" || role == "step";
-}
-
-StringRef roleOf(DictionaryAttr attrs) {
-  if (attrs)
-    if (auto role = attrs.getAs<StringAttr>(training::kRoleAttrName))
-      return role.getValue();
-  return "input";
-}
-std::string nameOf(DictionaryAttr attrs, unsigned i) {
-  if (attrs)
-    if (auto name = attrs.getAs<StringAttr>("amp.name"))
-      return name.str();
-  return "value_" + std::to_string(i);
-}
-
-FailureOr<Layout> readLayout(ModuleOp module) {
-  Layout layout;
-  auto step = module.lookupSymbol<func::FuncOp>("train_step");
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!step || !module.lookupSymbol<func::FuncOp>("initial_state") || !main)
-    return module.emitError("not a training program: expected @train_step, "
-                            "@initial_state and @main (build one with "
-                            "amp-opt --train)"),
-           failure();
-  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
-    StringRef role = roleOf(step.getArgAttrDict(i));
-    layout.argRoles.push_back(role.str());
-    layout.argNames.push_back(nameOf(step.getArgAttrDict(i), i));
-    if (isStateRole(role))
-      layout.stateArgs.push_back(i);
-    else if (role == "labels")
-      layout.labelsArg = i;
-    else if (role == "dropout_replica")
-      layout.replicaArg = i;
-    else
-      layout.inputArgs.push_back(i);
-    if (role == "param")
-      layout.paramNames.push_back(layout.argNames.back());
-    if (role == "scaler" && layout.argNames.back() == "loss_scale")
-      layout.scaleArg = i;
-  }
-  for (unsigned i = 0; i < step.getNumResults(); ++i) {
-    StringRef role = roleOf(step.getResultAttrDict(i));
-    layout.resultRoles.push_back(role.str());
-    layout.resultNames.push_back(nameOf(step.getResultAttrDict(i), i));
-    if (isStateRole(role))
-      layout.stateResults.push_back(i);
-    else if (role == "loss")
-      layout.lossResult = i;
-    else if (role == "found_inf")
-      layout.foundInfResult = i;
-    else if (role == "nonfinite")
-      layout.nonfiniteResult = i;
-    else if (role == "lr")
-      layout.lrResult = i;
-  }
-  if (layout.stateArgs.size() != layout.stateResults.size() ||
-      layout.labelsArg < 0 || layout.lossResult < 0 ||
-      layout.foundInfResult < 0 || layout.inputArgs.size() != 1)
-    return step.emitError("@train_step does not have the layout of a train "
-                          "step built by amp (one input, labels, matching "
-                          "state arguments and results)"),
-           failure();
-  for (unsigned k = 0; k < layout.stateArgs.size(); ++k)
-    if (layout.argNames[layout.stateArgs[k]] !=
-        layout.resultNames[layout.stateResults[k]])
-      return step.emitError("state argument '")
-                 << layout.argNames[layout.stateArgs[k]]
-                 << "' and result '"
-                 << layout.resultNames[layout.stateResults[k]]
-                 << "' are out of order",
-             failure();
-  // @main(params..., buffers..., inputs...).
-  llvm::StringMap<unsigned> stateIndex;
-  for (unsigned k = 0; k < layout.stateArgs.size(); ++k)
-    stateIndex[layout.argNames[layout.stateArgs[k]]] = k;
-  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
-    StringRef role = roleOf(main.getArgAttrDict(i));
-    if (role == "param" || role == "buffer") {
-      auto it = stateIndex.find(nameOf(main.getArgAttrDict(i), i));
-      if (it == stateIndex.end())
-        return main.emitError("argument ") << i << " is not in the state",
-               failure();
-      layout.mainState.push_back(it->second);
-    } else {
-      layout.mainInputs.push_back(i);
-    }
-  }
-  auto signature = [](func::FuncOp func) {
-    Signature sig;
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      sig.args.push_back({roleOf(func.getArgAttrDict(i)).str(),
-                          nameOf(func.getArgAttrDict(i), i)});
-    for (unsigned i = 0; i < func.getNumResults(); ++i)
-      sig.results.push_back({roleOf(func.getResultAttrDict(i)).str(),
-                             nameOf(func.getResultAttrDict(i), i)});
-    return sig;
-  };
-  auto compute = module.lookupSymbol<func::FuncOp>("compute_gradients");
-  auto apply = module.lookupSymbol<func::FuncOp>("apply_gradients");
-  if (compute && apply) {
-    layout.compute = signature(compute);
-    layout.apply = signature(apply);
-  }
-  if (auto info =
-          module->getAttrOfType<DictionaryAttr>(training::kTrainAttrName)) {
-    if (auto min = info.getAs<FloatAttr>("loss_scale_min"))
-      layout.scaleMin = min.getValueAsDouble();
-    if (auto mode = info.getAs<StringAttr>("loss_scale"))
-      layout.scaled = mode.getValue() != "none";
-  }
-  return layout;
-}
-
-/// A rank-0 f32 or i64 tensor holding `value`.
-template <typename T>
-Tensor scalarTensorOf(T value, amp_runtime::ElementType type) {
-  Tensor tensor;
-  tensor.elementType = type;
-  tensor.bytes.resize(sizeof(T));
-  std::memcpy(tensor.bytes.data(), &value, sizeof(T));
-  return tensor;
-}
-Tensor scalarTensor(float value) {
-  return scalarTensorOf(value, amp_runtime::ElementType::F32);
-}
-Tensor scalarTensor(int64_t value) {
-  return scalarTensorOf(value, amp_runtime::ElementType::I64);
-}
-
 /// Rows `rows` of `data` (samples along dimension 0).
 Tensor gatherRows(const Tensor &data, ArrayRef<int64_t> rows) {
   Tensor batch;
@@ -257,14 +101,6 @@ Tensor gatherRows(const Tensor &data, ArrayRef<int64_t> rows) {
     std::memcpy(batch.bytes.data() + i * rowBytes,
                 data.bytes.data() + rows[i] * rowBytes, rowBytes);
   return batch;
-}
-
-double scalarOf(const Tensor &tensor) {
-  return tensor.getNumElements() ? tensor.getAsDouble(0) : 0.0;
-}
-
-bool sameSignature(const Tensor &a, const Tensor &b) {
-  return a.elementType == b.elementType && a.shape == b.shape;
 }
 
 /// The permutation of epoch `epoch` (Fisher-Yates over a per-epoch seed).
@@ -297,28 +133,21 @@ private:
                          bool forEval);
   LogicalResult loadState();
   LogicalResult saveState();
-  LogicalResult exportOnnx();
   LogicalResult evaluate(const Tensor &data, const Tensor &labels);
-  /// The index in `state` of train-step argument `arg`.
-  unsigned stateIndex(unsigned arg) const {
-    return llvm::find(layout.stateArgs, arg) - layout.stateArgs.begin();
-  }
   /// One optimizer step over `accumulate` micro-batches through
   /// @compute_gradients and @apply_gradients; fills `results` in
   /// @train_step's layout (loss, found_inf, nonfinite, lr; the state is
   /// updated in place).
-  /// The Dropout replica index argument (options.replicaIndex).
-  Tensor replicaTensor() const { return scalarTensor(options.replicaIndex); }
   void accumulatedStep(const Tensor &data, const Tensor &labels,
                        llvm::function_ref<std::vector<int64_t>(int64_t)> rowsOf,
                        double scale, std::vector<Tensor> &results);
 
   const TrainLoopOptions &options;
   llvm::raw_ostream &log;
-  Layout layout;
-  std::unique_ptr<CpuProgram> program;
+  /// The compiled program and its state.
+  std::unique_ptr<TrainSession> session;
+  TrainLayout layout;
   const CpuFunction *step = nullptr, *main = nullptr;
-  std::vector<Tensor> state;
   int64_t batchesDone = 0;
   int64_t numClasses = 0;
 };
@@ -375,40 +204,14 @@ LogicalResult Trainer::loadState() {
   std::string error;
   if (!amp_runtime::readNpz(options.loadState, arrays, error))
     return fail(error);
-  llvm::StringMap<const Tensor *> byName;
-  for (const auto &[name, tensor] : arrays)
-    byName[name] = &tensor;
-  for (auto [k, arg] : llvm::enumerate(layout.stateArgs)) {
-    const std::string &name = layout.argNames[arg];
-    const Tensor *loaded = byName.lookup(name);
-    if (!loaded)
-      return fail("state file '" + options.loadState +
-                  "' does not match the program: it has no '" + name + "'");
-    if (!sameSignature(*loaded, state[k]))
-      return fail("state file '" + options.loadState + "': '" + name +
-                  "' is " + amp_runtime::getElementTypeName(loaded->elementType) +
-                  " " + amp_runtime::formatShape(loaded->shape) +
-                  " but the program expects " +
-                  amp_runtime::getElementTypeName(state[k].elementType) + " " +
-                  amp_runtime::formatShape(state[k].shape));
-    state[k] = *loaded;
-    byName.erase(name);
-  }
-  if (const Tensor *done = byName.lookup("amp_run.batches_done")) {
-    batchesDone = static_cast<int64_t>(scalarOf(*done));
-    byName.erase("amp_run.batches_done");
-  }
-  if (!byName.empty())
-    return fail("state file '" + options.loadState +
-                "' does not match the program: it has '" +
-                byName.begin()->getKey() + "', which the program lacks");
+  if (llvm::Error err = session->setNamedState(
+          arrays, "state file '" + options.loadState + "'", &batchesDone))
+    return fail(llvm::toString(std::move(err)));
   return success();
 }
 
 LogicalResult Trainer::saveState() {
-  amp_runtime::NamedTensors arrays;
-  for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
-    arrays.emplace_back(layout.argNames[arg], state[k]);
+  amp_runtime::NamedTensors arrays = session->getNamedState();
   arrays.emplace_back("amp_run.batches_done", scalarTensor(batchesDone));
   std::string error;
   if (!amp_runtime::writeNpz(options.saveState, arrays, error))
@@ -420,6 +223,7 @@ void Trainer::accumulatedStep(
     const Tensor &data, const Tensor &labels,
     llvm::function_ref<std::vector<int64_t>(int64_t)> rowsOf, double scale,
     std::vector<Tensor> &results) {
+  std::vector<Tensor> &state = session->getState();
   llvm::StringMap<unsigned> byName;
   for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
     byName[layout.argNames[arg]] = k;
@@ -430,8 +234,8 @@ void Trainer::accumulatedStep(
       std::fill(zero.bytes.begin(), zero.bytes.end(), 0);
       grads[layout.argNames[arg] + ".grad"] = std::move(zero);
     }
-  const CpuFunction *compute = program->getFunction("compute_gradients");
-  const CpuFunction *apply = program->getFunction("apply_gradients");
+  const CpuFunction *compute = session->getFunction("compute_gradients");
+  const CpuFunction *apply = session->getFunction("apply_gradients");
   int64_t K = options.accumulate;
   Tensor gradScale = scalarTensor(static_cast<float>(scale / K));
   // Dropout masks of micro-batch k of optimizer step `step`: counter
@@ -456,7 +260,7 @@ void Trainer::accumulatedStep(
       else if (role == "dropout_counter")
         args[i] = dropoutCounter(k);
       else if (role == "dropout_replica")
-        args[i] = replicaTensor();
+        args[i] = session->replicaTensor();
       else if (role == "labels")
         args[i] = gatherRows(labels, rows);
       else
@@ -495,22 +299,6 @@ void Trainer::accumulatedStep(
   results[layout.lossResult] = scalarTensor(static_cast<float>(lossSum / K));
 }
 
-LogicalResult Trainer::exportOnnx() {
-  std::vector<std::pair<std::string, Tensor>> weights;
-  for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
-    if (layout.argRoles[arg] == "param" || layout.argRoles[arg] == "buffer")
-      weights.emplace_back(layout.argNames[arg], state[k]);
-  if (llvm::Error err =
-          options.sourceModelBytes.empty()
-              ? writeONNXWithWeights(options.sourceModel, options.exportOnnx,
-                                     weights)
-              : writeONNXBytesWithWeights(options.sourceModelBytes,
-                                          "'" + options.sourceModel + "'",
-                                          options.exportOnnx, weights))
-    return fail(llvm::toString(std::move(err)));
-  return success();
-}
-
 LogicalResult Trainer::evaluate(const Tensor &data, const Tensor &labels) {
   int64_t count = data.shape[0];
   double correct = 0, squared = 0;
@@ -519,13 +307,8 @@ LogicalResult Trainer::evaluate(const Tensor &data, const Tensor &labels) {
     std::vector<int64_t> rows;
     for (int64_t i = start; i < std::min(count, start + options.batchSize); ++i)
       rows.push_back(i);
-    std::vector<Tensor> args;
-    for (unsigned k : layout.mainState)
-      args.push_back(state[k]);
-    args.push_back(main->prepareInput(layout.mainState.size(),
-                                      gatherRows(data, rows)));
     std::vector<Tensor> results;
-    main->run(args, results);
+    session->predict(gatherRows(data, rows), results);
     const Tensor &out = results[0];
     Tensor target = gatherRows(labels, rows);
     if (numClasses > 0) {
@@ -558,33 +341,24 @@ LogicalResult Trainer::evaluate(const Tensor &data, const Tensor &labels) {
 }
 
 LogicalResult Trainer::run(ModuleOp module) {
-  auto parsed = readLayout(module);
-  if (failed(parsed))
+  if (options.accumulate > 1)
+    if (!module.lookupSymbol("compute_gradients") ||
+        !module.lookupSymbol("apply_gradients"))
+      return fail("--accumulate needs @compute_gradients and "
+                  "@apply_gradients (build the program with amp-opt --train "
+                  "--split-step)");
+  TrainSession::Options sessionOptions;
+  sessionOptions.split = options.accumulate > 1;
+  sessionOptions.replicaIndex = options.replicaIndex;
+  sessionOptions.lowering = options.lowering;
+  auto created = TrainSession::create(module, sessionOptions);
+  if (failed(created))
     return failure();
-  layout = *parsed;
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  auto outputType = cast<RankedTensorType>(main.getResultTypes()[0]);
-  auto labelsType = cast<RankedTensorType>(
-      module.lookupSymbol<func::FuncOp>("train_step")
-          .getArgumentTypes()[layout.labelsArg]);
-  if (isa<IntegerType>(labelsType.getElementType()) &&
-      outputType.getRank() >= 2 && !outputType.isDynamicDim(1))
-    numClasses = outputType.getDimSize(1);
-
-  std::vector<std::string> entries{"train_step", "initial_state", "main"};
-  if (options.accumulate > 1 && layout.compute && layout.apply) {
-    entries.push_back("compute_gradients");
-    entries.push_back("apply_gradients");
-  }
-  auto compiled = CpuProgram::compile(module, "", entries, options.lowering);
-  if (failed(compiled))
-    return failure();
-  program = std::move(*compiled);
-  step = program->getFunction("train_step");
-  this->main = program->getFunction("main");
-  program->getFunction("initial_state")->run({}, state);
-  if (state.size() != layout.stateArgs.size())
-    return fail("@initial_state does not return the train step's state");
+  session = std::move(*created);
+  layout = session->getLayout();
+  step = &session->getStep();
+  main = &session->getMain();
+  numClasses = session->getNumClasses();
   if (!options.loadState.empty() && failed(loadState()))
     return failure();
 
@@ -606,9 +380,6 @@ LogicalResult Trainer::run(ModuleOp module) {
   int64_t total = options.steps > 0
                       ? options.steps
                       : options.epochs * perEpoch / options.accumulate;
-  if (options.accumulate > 1 && (!layout.compute || !layout.apply))
-    return fail("--accumulate needs @compute_gradients and @apply_gradients "
-                "(build the program with amp-opt --train --split-step)");
 
   std::unique_ptr<llvm::raw_fd_ostream> csv;
   std::string csvPartial = options.logCsv + ".partial";
@@ -628,9 +399,9 @@ LogicalResult Trainer::run(ModuleOp module) {
 
   int64_t skipped = 0, epochCached = -1;
   std::vector<int64_t> order;
-  double lastScale = layout.scaleArg >= 0 ? 0 : 1, lastLr = 0, lastLoss = 0;
+  double lastLr = 0, lastLoss = 0;
   auto start = std::chrono::steady_clock::now();
-  std::vector<Tensor> args(step->getInputs().size()), results;
+  std::vector<Tensor> results;
   // The rows of batch number `batch` (epochs are reshuffled each time).
   auto rowsOf = [&](int64_t batch) {
     int64_t epoch = batch / perEpoch, offset = batch % perEpoch;
@@ -644,59 +415,26 @@ LogicalResult Trainer::run(ModuleOp module) {
   };
   int64_t K = options.accumulate;
   for (int64_t n = 0; n < total; ++n, batchesDone += K) {
-    double scaleIn = layout.scaleArg >= 0
-                         ? scalarOf(state[stateIndex(layout.scaleArg)])
-                         : 1;
+    double scaleIn = session->getLossScale();
     if (K == 1) {
       std::vector<int64_t> rows = rowsOf(batchesDone);
-      // The state is handed to the step (no copy); every state value comes
-      // back as a result, updated in place where the program did so.
-      args.assign(step->getInputs().size(), Tensor());
-      for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
-        args[arg] = std::move(state[k]);
-      args[layout.inputArgs[0]] =
-          step->prepareInput(layout.inputArgs[0], gatherRows(data, rows));
-      args[layout.labelsArg] = gatherRows(labels, rows);
-      if (layout.replicaArg >= 0)
-        args[layout.replicaArg] = replicaTensor();
-      step->runConsuming(std::move(args), results);
-      for (auto [k, result] : llvm::enumerate(layout.stateResults))
-        state[k] = std::move(results[result]);
+      session->step(gatherRows(data, rows), gatherRows(labels, rows), results);
     } else {
       accumulatedStep(data, labels, rowsOf, scaleIn, results);
     }
-    lastLoss = scalarOf(results[layout.lossResult]);
-    bool overflow = scalarOf(results[layout.foundInfResult]) > 0;
+    StepOutcome outcome = session->outcomeOf(results, scaleIn);
+    lastLoss = outcome.loss;
+    bool overflow = outcome.overflow;
     skipped += overflow;
-    lastLr = layout.lrResult >= 0 ? scalarOf(results[layout.lrResult]) : 0;
-    lastScale = scaleIn;
+    lastLr = outcome.lr;
     if (csv)
       *csv << n + 1 << "," << llvm::format("%.9g", lastLoss) << ","
            << llvm::format("%.9g", scaleIn) << ","
            << llvm::format("%.9g", lastLr) << "," << int(overflow) << ","
            << skipped << "\n";
-    if (overflow && (!layout.scaled ||
-                     scaleIn <= std::max(layout.scaleMin, 0.0))) {
-      std::string names;
-      if (layout.nonfiniteResult >= 0) {
-        const Tensor &flags = results[layout.nonfiniteResult];
-        for (int64_t i = 0; i < flags.getNumElements(); ++i)
-          if (flags.getAsDouble(i) > 0 && i < (int64_t)layout.paramNames.size())
-            names += (names.empty() ? "" : ", ") + layout.paramNames[i];
-      }
+    if (llvm::Error err = session->checkOverflow(outcome, results, n + 1)) {
       dropCsv();
-      if (!layout.scaled)
-        return fail("step " + Twine(n + 1) +
-                    " produced non-finite gradients in: " +
-                    (names.empty() ? std::string("(none reported)") : names) +
-                    "; without loss scaling the step is not skipped, so "
-                    "training stops (try --loss-scale=dynamic or a smaller "
-                    "--lr)");
-      return fail("step " + Twine(n + 1) +
-                  " overflowed with the loss scale at its minimum (" +
-                  llvm::formatv("{0}", scaleIn) +
-                  "); non-finite gradients in: " +
-                  (names.empty() ? std::string("(none reported)") : names));
+      return fail(llvm::toString(std::move(err)));
     }
     if ((n + 1) % options.logEvery == 0 || n + 1 == total) {
       double seconds = std::chrono::duration<double>(
@@ -709,12 +447,10 @@ LogicalResult Trainer::run(ModuleOp module) {
                           (n + 1) / std::max(seconds, 1e-9));
     }
   }
-  double finalScale =
-      layout.scaleArg >= 0 ? scalarOf(state[stateIndex(layout.scaleArg)]) : 1.0;
+  double finalScale = session->getLossScale();
   log << llvm::format("done: %lld steps, %lld skipped, final loss scale %g\n",
                       static_cast<long long>(total),
                       static_cast<long long>(skipped), finalScale);
-  (void)lastScale;
   if (!options.evalData.empty() && failed(evaluate(evalData, evalLabels))) {
     dropCsv();
     return failure();
@@ -723,10 +459,12 @@ LogicalResult Trainer::run(ModuleOp module) {
     dropCsv();
     return failure();
   }
-  if (!options.exportOnnx.empty() && failed(exportOnnx())) {
-    dropCsv();
-    return failure();
-  }
+  if (!options.exportOnnx.empty())
+    if (llvm::Error err = session->exportOnnx(
+            options.exportOnnx, options.sourceModel, options.sourceModelBytes)) {
+      dropCsv();
+      return fail(llvm::toString(std::move(err)));
+    }
   if (csv) {
     csv->close();
     csv.reset();
@@ -799,9 +537,9 @@ LogicalResult mlir::amp::execution::storeONNXSource(ModuleOp module,
   std::vector<std::string> trained;
   auto init = module.lookupSymbol<func::FuncOp>("initial_state");
   for (unsigned i = 0; init && i < init.getNumResults(); ++i) {
-    StringRef role = roleOf(init.getResultAttrDict(i));
+    StringRef role = getTrainRole(init.getResultAttrDict(i));
     if (role == "param" || role == "buffer")
-      trained.push_back(nameOf(init.getResultAttrDict(i), i));
+      trained.push_back(getTrainName(init.getResultAttrDict(i), i));
   }
   if (llvm::Error err = attachONNXSource(module, onnxPath, trained))
     return module.emitError(llvm::toString(std::move(err)));

@@ -14,6 +14,7 @@ same option structs as ``amp-opt`` and ``amp-run``); failures raise
 
 from __future__ import annotations
 
+import collections
 import os
 from typing import Any, Iterable, Mapping, Sequence, Union
 
@@ -21,18 +22,24 @@ import numpy as np
 
 from . import _amp_mlir
 from ._errors import AmpError, Diagnostic
-from ._report import Report
+from ._report import NumericsReport, Report
 
 __all__ = [
     "AmpError",
     "Diagnostic",
     "Module",
+    "NumericsReport",
     "Program",
     "Report",
+    "StepResult",
+    "Trainer",
     "autocast",
+    "build_train_step",
+    "check_numerics",
     "front_end_options",
     "import_onnx",
     "load_mlir",
+    "train_step_options",
 ]
 
 __version__ = "0.1.0"
@@ -42,6 +49,12 @@ PathLike = Union[str, "os.PathLike[str]"]
 # The low-precision types by their Python spellings (and amp's own).
 _DTYPES = {"fp16": "f16", "float16": "f16", "f16": "f16", "half": "f16",
            "bf16": "bf16", "bfloat16": "bf16"}
+
+
+def _c_order(array) -> np.ndarray:
+    """The array in C order (copied only if it is not); 0-d arrays stay 0-d
+    (numpy.ascontiguousarray would make them 1-d)."""
+    return np.asarray(array, order="C")
 
 
 def _options(mapping: Mapping[str, Any]) -> list:
@@ -83,7 +96,7 @@ class Program:
             if array.dtype != np.dtype(want):
                 raise AmpError(f"input '{name}' (argument {index}) is {array.dtype}, "
                                f"the program takes {dtype}")
-            prepared.append(np.ascontiguousarray(array))
+            prepared.append(_c_order(array))
         return self._native.run(prepared)
 
     def __repr__(self) -> str:
@@ -169,6 +182,30 @@ def load_mlir(source) -> Module:
     return Module(_amp_mlir.parse_mlir_text(source, "<string>"))
 
 
+def _autocast_options(dtype: str, options: dict) -> dict:
+    """autocast()'s arguments as the front end's options."""
+    try:
+        low = _DTYPES[dtype.lower()]
+    except (KeyError, AttributeError):
+        raise AmpError(f"unknown dtype {dtype!r} (use 'fp16' or 'bf16')") from None
+    given: dict[str, Any] = {"type": low}
+    for name, value in options.items():
+        if name in ("type", "dtype"):
+            raise TypeError(f"{name!r} is given by the dtype argument")
+        if name in ("allow", "deny", "infer", "clear") and not value:
+            continue
+        if name == "node_rules":
+            if value:
+                given["node_rules"] = [f"{p}={c}" for p, c in value.items()]
+            continue
+        if name == "policy":
+            if value is not None:
+                given["policy"] = os.fspath(value)
+            continue
+        given[name] = list(value) if isinstance(value, (tuple, set, frozenset)) else value
+    return given
+
+
 def autocast(module: Module, dtype: str = "fp16", *, allow: Iterable[str] = (),
              deny: Iterable[str] = (), node_rules: Mapping[str, str] | None = None,
              opt_level: int = 1, policy: PathLike | None = None, **options) -> Report:
@@ -185,24 +222,135 @@ def autocast(module: Module, dtype: str = "fp16", *, allow: Iterable[str] = (),
     """
     if not isinstance(module, Module):
         raise TypeError("autocast() takes an amp_mlir.Module")
-    try:
-        low = _DTYPES[dtype.lower()]
-    except (KeyError, AttributeError):
-        raise AmpError(f"unknown dtype {dtype!r} (use 'fp16' or 'bf16')") from None
-    given: dict[str, Any] = {"type": low, "opt_level": opt_level}
-    if allow:
-        given["allow"] = list(allow)
-    if deny:
-        given["deny"] = list(deny)
-    if node_rules:
-        given["node_rules"] = [f"{pattern}={cls}" for pattern, cls in node_rules.items()]
-    if policy is not None:
-        given["policy"] = os.fspath(policy)
-    for name, value in options.items():
-        if name in given or name == "dtype":
-            raise TypeError(f"autocast() got {name!r} twice")
-        given[name] = value
+    options.update(allow=allow, deny=deny, node_rules=node_rules, opt_level=opt_level,
+                   policy=policy)
+    given = _autocast_options(dtype, options)
     return Report(module._native.autocast(_options(given)))
+
+
+def check_numerics(module: Module, dtype: str, inputs, *, underflow: float = 0.01,
+                   **options) -> NumericsReport:
+    """Runs ``module`` in ``dtype`` beside its fp32 self on ``inputs`` (an
+    array or a sequence of arrays) and compares every op's output, as
+    ``amp-run --check-numerics`` does: the first op that goes non-finite
+    where fp32 is finite, the ops losing more than ``underflow`` of their
+    nonzero values to zero or subnormals, and every op's error. Further
+    keywords are :func:`autocast`'s (``deny``, ``node_rules``, ...). The
+    module is left as it is (fp32)."""
+    if not isinstance(module, Module):
+        raise TypeError("check_numerics() takes an amp_mlir.Module")
+    if isinstance(inputs, np.ndarray):
+        inputs = [inputs]
+    given = _autocast_options(dtype, options)
+    json_text, outputs = module._native.check_numerics(
+        _options(given), _options({"underflow": float(underflow)}),
+        [_c_order(a) for a in inputs])
+    return NumericsReport(json_text, list(outputs))
+
+
+StepResult = collections.namedtuple("StepResult", "loss scale skipped lr")
+StepResult.__doc__ = """One optimizer step: the mean loss of the batch, the loss scale the step
+ran with (1 without scaling), whether the update was skipped (non-finite
+gradients; the scale backed off) and the learning rate."""
+
+
+class Trainer:
+    """A compiled training program and its state: made by
+    :func:`build_train_step`. The same code takes ``amp-run --train``'s
+    steps, so the same batches give the same state bit for bit."""
+
+    def __init__(self, native: "_amp_mlir.Trainer"):
+        self._native = native
+
+    @property
+    def batch_inputs(self) -> list:
+        """``[(name, dtype, shape)]`` of the model input and the labels a
+        step takes."""
+        return list(self._native.batch_inputs)
+
+    @property
+    def steps(self) -> int:
+        """Steps taken (skipped ones included)."""
+        return self._native.steps
+
+    def step(self, x, y) -> StepResult:
+        """One optimizer step on the batch ``x`` with labels (or targets)
+        ``y``. Non-finite gradients without loss scaling, or with the scale
+        at its minimum, raise :class:`AmpError` (training cannot go on)."""
+        return StepResult(*self._native.step(_c_order(x),
+                                             _c_order(y)))
+
+    def predict(self, x) -> list:
+        """The model's outputs on ``x`` with the current weights (inference
+        mode: Dropout off, BatchNorm with the running statistics)."""
+        return self._native.predict(_c_order(x))
+
+    def state_dict(self) -> dict:
+        """Parameters, buffers, optimizer and scaler state and the step
+        count, by the names of ``amp-run --save-state``'s ``.npz`` files."""
+        return dict(self._native.state())
+
+    def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
+        """Replaces the whole state (every name, same dtypes and shapes);
+        an ``.npz`` from ``amp-run --save-state`` loads too (its
+        ``amp_run.batches_done`` entry is the loop's and is ignored)."""
+        state = {k: _c_order(v) for k, v in state.items()
+                 if k != "amp_run.batches_done"}
+        self._native.set_state(state)
+
+    def export_onnx(self, path: PathLike) -> None:
+        """Writes the ONNX model trained, with the trained weights and
+        running statistics (inference mode)."""
+        self._native.export_onnx(os.fspath(path))
+
+
+def build_train_step(module: Module, *, loss: str = "cross-entropy", optimizer: str = "sgd",
+                     lr: float = 1e-3, dtype: str | None = None, loss_scale=None,
+                     batch_size: int | None = None, **options) -> Trainer:
+    """Builds and compiles the training program of an ONNX model, as
+    ``amp-opt --train`` / ``amp-run --train`` do, with the same options.
+
+    ``loss`` "cross-entropy" | "mse" | "output"; ``optimizer`` "sgd" |
+    "momentum" | "adamw"; ``dtype`` None (fp32), "fp16" or "bf16" (the
+    forward pass is autocast; fp32 master weights); ``loss_scale``
+    "dynamic" (the fp16 default), "none", "static:S" or a number S;
+    ``batch_size`` gives the step a static batch size (convolution weight
+    gradients need one; amp-run uses ``--batch-size``). Further keywords
+    are the other options of ``amp-train-step{...}`` and the front end with
+    ``_`` for ``-`` (``weight_decay``, ``lr_schedule``, ``warmup_steps``,
+    ``clip_grad_norm``, ``loss_scale_init``, ``frozen``, ``deny``, ...;
+    see :func:`train_step_options`). A module that already is a training
+    program (``amp-opt --train`` output, loaded with :func:`load_mlir`)
+    is compiled as it is.
+    """
+    if not isinstance(module, Module):
+        raise TypeError("build_train_step() takes an amp_mlir.Module")
+    if not module.from_onnx:
+        if any(v is not None for v in (dtype, loss_scale, batch_size)) or options:
+            raise AmpError("the module is a training program already: its options are fixed")
+        return Trainer(_amp_mlir.build_train_step(module._native, []))
+    given: dict[str, Any] = {"loss": loss, "optimizer": optimizer, "lr": float(lr)}
+    if dtype is not None:
+        try:
+            given["type"] = _DTYPES[dtype.lower()]
+        except (KeyError, AttributeError):
+            raise AmpError(f"unknown dtype {dtype!r} (use 'fp16', 'bf16' or None)") from None
+    if loss_scale is not None:
+        given["loss_scale"] = (f"static:{loss_scale:g}" if isinstance(loss_scale, (int, float))
+                               else loss_scale)
+    if batch_size is not None:
+        given["static_batch"] = int(batch_size)
+    for name, value in options.items():
+        if name in given or name in ("type", "static_batch"):
+            raise TypeError(f"build_train_step() got {name!r} twice")
+        given[name] = value
+    return Trainer(_amp_mlir.build_train_step(module._native, _options(given)))
+
+
+def train_step_options() -> list:
+    """The options :func:`build_train_step` takes (the train step's and the
+    front end's), as dicts: name, description, kind, default, choices."""
+    return list(_amp_mlir.describe_options("train-step"))
 
 
 def front_end_options() -> list:

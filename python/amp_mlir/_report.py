@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["Report"]
+__all__ = ["NumericsReport", "Report"]
 
 
 class Report:
@@ -47,3 +47,60 @@ class Report:
     def __repr__(self) -> str:
         counts = ", ".join(f"{n} {p}" for p, n in self._data["summary"]["ops"].items())
         return f"<amp_mlir.Report {self.type}: {counts}; {self.casts} casts>"
+
+
+class NumericsReport:
+    """Per-op numerics of a low-precision program against fp32 (the data
+    behind ``amp-run --check-numerics``).
+
+    ``to_json()`` is byte for byte the file ``amp-run
+    --check-numerics=FILE`` writes for the same model, inputs and options.
+    Each op record: ``index``, ``result``, ``node``, ``op``, ``precision``,
+    ``reason``, ``elements``, ``non_finite`` (Inf/NaN where fp32 is finite),
+    ``nonzero``, ``underflow`` (of those, zero or subnormal in low
+    precision), ``underflow_fraction``, ``max_abs_error``,
+    ``max_abs_reference``, ``relative_error``. ``outputs`` are the
+    low-precision program's own outputs.
+    """
+
+    def __init__(self, text: str, outputs: list):
+        self._text = text
+        self._data = json.loads(text)
+        self.outputs = outputs
+
+    def to_json(self) -> str:
+        return self._text
+
+    def to_dict(self) -> dict:
+        return json.loads(self._text)
+
+    @property
+    def type(self) -> str:
+        return self._data["type"]
+
+    @property
+    def ops(self) -> list:
+        return [dict(op) for op in self._data["ops"]]
+
+    @property
+    def first_non_finite(self):
+        """The first op (in program order) whose output has Inf or NaN where
+        fp32's is finite, or None."""
+        op = self._data["first_non_finite"]
+        return dict(op) if op is not None else None
+
+    @property
+    def underflow(self) -> list:
+        """Ops losing more than the threshold of their nonzero values to
+        zero or subnormals, in program order."""
+        return [dict(op) for op in self._data["underflow"]]
+
+    def worst(self, n: int = 10) -> list:
+        """The ``n`` ops with the largest relative error."""
+        return sorted(self.ops, key=lambda op: op["relative_error"], reverse=True)[:n]
+
+    def __repr__(self) -> str:
+        first = self.first_non_finite
+        where = f"first non-finite at {first['node']!r}" if first else "no non-finite values"
+        return (f"<amp_mlir.NumericsReport {self.type}: {len(self._data['ops'])} op outputs, "
+                f"{where}, {len(self._data['underflow'])} underflowing>")

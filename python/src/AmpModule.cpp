@@ -144,8 +144,10 @@ std::optional<ElementType> elementTypeOf(nb::dlpack::dtype dtype) {
 
 using Array = nb::ndarray<nb::numpy, nb::c_contig, nb::device::cpu>;
 
-/// A C-contiguous numpy array as a host tensor (one copy).
-Tensor toTensor(const Array &array, size_t index) {
+/// A C-contiguous numpy array as a host tensor (one copy). The shape is
+/// read from the array object (a 0-d array stays rank 0).
+Tensor toTensor(nb::handle object, size_t index) {
+  Array array = nb::cast<Array>(object);
   std::optional<ElementType> type = elementTypeOf(array.dtype());
   if (!type)
     throw nb::type_error(
@@ -153,8 +155,8 @@ Tensor toTensor(const Array &array, size_t index) {
             .c_str());
   Tensor tensor;
   tensor.elementType = *type;
-  for (size_t d = 0; d < array.ndim(); ++d)
-    tensor.shape.push_back(array.shape(d));
+  for (nb::handle size : nb::cast<nb::tuple>(object.attr("shape")))
+    tensor.shape.push_back(nb::cast<int64_t>(size));
   tensor.bytes.resize(array.nbytes());
   if (array.nbytes())
     std::memcpy(tensor.bytes.data(), array.data(), array.nbytes());
@@ -225,7 +227,7 @@ NB_MODULE(_amp_mlir, m) {
       .def("run", [](const api::Program &program, nb::list arrays) {
         std::vector<Tensor> inputs;
         for (size_t i = 0; i < arrays.size(); ++i)
-          inputs.push_back(toTensor(nb::cast<Array>(arrays[i]), i));
+          inputs.push_back(toTensor(arrays[i], i));
         std::vector<Tensor> results;
         api::Status status;
         {
@@ -238,6 +240,74 @@ NB_MODULE(_amp_mlir, m) {
           outputs.append(toArray(std::move(result)));
         return outputs;
       });
+
+  nb::class_<api::Trainer>(m, "Trainer")
+      .def_prop_ro("batch_inputs",
+                   [](const api::Trainer &t) {
+                     return describeTensors(t.getBatchInputs());
+                   })
+      .def_prop_ro("steps", &api::Trainer::getStepCount)
+      .def("step",
+           [](api::Trainer &trainer, nb::handle x, nb::handle y) {
+             Tensor input = toTensor(x, 0), labels = toTensor(y, 1);
+             api::StepResult result;
+             api::Status status;
+             {
+               nb::gil_scoped_release release;
+               status = trainer.step(std::move(input), std::move(labels),
+                                     result);
+             }
+             check(status);
+             return nb::make_tuple(result.loss, result.lossScale,
+                                   result.skipped, result.lr);
+           })
+      .def("predict",
+           [](const api::Trainer &trainer, nb::handle x) {
+             Tensor input = toTensor(x, 0);
+             std::vector<Tensor> outputs;
+             api::Status status;
+             {
+               nb::gil_scoped_release release;
+               status = trainer.predict(std::move(input), outputs);
+             }
+             check(status);
+             nb::list list;
+             for (Tensor &output : outputs)
+               list.append(toArray(std::move(output)));
+             return list;
+           })
+      .def("state",
+           [](const api::Trainer &trainer) {
+             nb::dict dict;
+             for (auto &[name, tensor] : trainer.getState())
+               dict[nb::str(name.c_str())] = toArray(std::move(tensor));
+             return dict;
+           })
+      .def("set_state",
+           [](api::Trainer &trainer, nb::dict given) {
+             api::NamedTensors state;
+             size_t index = 0;
+             for (auto [name, value] : given)
+               state.emplace_back(nb::cast<std::string>(name),
+                                  toTensor(value, index++));
+             check(trainer.setState(state));
+           })
+      .def("export_onnx",
+           [](const api::Trainer &trainer, const std::string &path) {
+             check(trainer.exportOnnx(path));
+           });
+
+  m.def("build_train_step", [](const api::Module &module, nb::handle options) {
+    api::OptionList list = toOptions(options);
+    api::Trainer trainer;
+    api::Status status;
+    {
+      nb::gil_scoped_release release;
+      status = api::Trainer::build(module, list, trainer);
+    }
+    check(status);
+    return trainer;
+  });
 
   nb::class_<api::Module>(m, "Module")
       .def_prop_ro("from_onnx", &api::Module::isFromOnnx)
@@ -268,6 +338,28 @@ NB_MODULE(_amp_mlir, m) {
              std::string bytes;
              check(module.toOnnxBytes(bytes, opset));
              return nb::bytes(bytes.data(), bytes.size());
+           })
+      .def("check_numerics",
+           [](const api::Module &module, nb::handle autocastOptions,
+              nb::handle reportOptions, nb::list arrays) {
+             api::OptionList autocast = toOptions(autocastOptions);
+             api::OptionList report = toOptions(reportOptions);
+             std::vector<Tensor> inputs;
+             for (size_t i = 0; i < arrays.size(); ++i)
+               inputs.push_back(toTensor(arrays[i], i));
+             std::string json;
+             std::vector<Tensor> results;
+             api::Status status;
+             {
+               nb::gil_scoped_release release;
+               status = module.checkNumerics(autocast, report,
+                                             std::move(inputs), json, results);
+             }
+             check(status);
+             nb::list outputs;
+             for (Tensor &result : results)
+               outputs.append(toArray(std::move(result)));
+             return nb::make_tuple(json, outputs);
            })
       .def("compile", [](const api::Module &module, const std::string &target) {
         api::Program program;
@@ -321,6 +413,8 @@ NB_MODULE(_amp_mlir, m) {
       which = api::OptionSet::FrontEnd;
     else if (set == "import-limits")
       which = api::OptionSet::ImportLimits;
+    else if (set == "train-step")
+      which = api::OptionSet::TrainStep;
     else
       throw nb::value_error("unknown option set");
     nb::list list;

@@ -139,28 +139,8 @@ static LogicalResult reportProbes(ArrayRef<Probe> probes,
                                   const CpuProgram &reference,
                                   const std::vector<Tensor> &inputs,
                                   ArrayRef<Tensor> probeResults) {
-  std::vector<Tensor> referenceResults;
-  reference.run(inputs, referenceResults);
-  // The reference returns every op's results, the low-precision program
-  // those that survived autocast.
-  std::map<std::pair<int64_t, unsigned>, size_t> referenceIndex;
-  for (auto [i, output] : llvm::enumerate(reference.getOutputs())) {
-    StringRef name = output.name;
-    int64_t id;
-    unsigned result;
-    if (name.consume_front("probe_")) {
-      auto [idText, resultText] = name.split('_');
-      if (!idText.getAsInteger(10, id) && !resultText.getAsInteger(10, result))
-        referenceIndex[{id, result}] = i;
-    }
-  }
-  SmallVector<ProbeStats> stats;
-  for (auto [i, probe] : llvm::enumerate(probes)) {
-    auto it = referenceIndex.find({probe.id, probe.resultNumber});
-    if (it != referenceIndex.end())
-      stats.push_back(
-          compareProbe(probe, probeResults[i], referenceResults[it->second]));
-  }
+  SmallVector<ProbeStats> stats =
+      compareWithReference(probes, reference, inputs, probeResults);
   return reportNumerics(stats, amp::getAutocastCLOptions().type, checkNumerics,
                         getCheckNumericsCLOptions());
 }

@@ -77,7 +77,7 @@ struct OptionInfo {
 };
 
 /// The pipelines whose options the API takes.
-enum class OptionSet { FrontEnd, ImportLimits };
+enum class OptionSet { FrontEnd, ImportLimits, TrainStep };
 std::vector<OptionInfo> describeOptions(OptionSet set);
 
 struct ImportOptions {
@@ -97,6 +97,7 @@ struct TensorInfo {
 };
 
 class Program;
+class Trainer;
 
 /// A model in the amp dialect, with its own MLIR context. Copies share it;
 /// clone() makes an independent one.
@@ -142,6 +143,17 @@ public:
   Status writeOnnx(const std::string &path, int64_t opset = 0) const;
   Status toOnnxBytes(std::string &bytes, int64_t opset = 0) const;
 
+  /// amp-run --check-numerics: autocasts a copy of the fp32 module (the
+  /// front end's options by name, as autocast() takes them), runs it beside
+  /// the fp32 program on `inputs` and compares every op's output.
+  /// `reportJson` is the JSON amp-run --check-numerics=FILE writes
+  /// (`reportOptions`: underflow, top); `outputs` are the low-precision
+  /// program's own outputs. The module itself is unchanged.
+  Status checkNumerics(const OptionList &autocastOptions,
+                       const OptionList &reportOptions,
+                       std::vector<Tensor> inputs, std::string &reportJson,
+                       std::vector<Tensor> &outputs) const;
+
   /// Lowers a copy of the module with the CPU pipeline and JIT-compiles
   /// its entry function. The module itself is unchanged.
   Status compile(const std::string &target, Program &result) const;
@@ -150,6 +162,58 @@ public:
   struct State;
   explicit Module(std::shared_ptr<State> state);
   const std::shared_ptr<State> &getState() const { return state; }
+
+private:
+  std::shared_ptr<State> state;
+};
+
+/// What one optimizer step did.
+struct StepResult {
+  double loss = 0;
+  /// The loss scale the step ran with (1 without loss scaling).
+  double lossScale = 1;
+  double lr = 0;
+  /// Non-finite gradients: the update was skipped (and the scale backed
+  /// off).
+  bool skipped = false;
+};
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+/// A compiled training program and its state (lib/Execution's
+/// TrainSession, which amp-run --train drives the same way).
+class Trainer {
+public:
+  Trainer();
+  ~Trainer();
+
+  /// Builds the train step of a module imported from ONNX (re-imported
+  /// from its source for training, so autocast on `module` does not
+  /// matter) with the train-step options by name (`amp-train-step{...}`:
+  /// loss, optimizer, lr, loss-scale, static-batch, ..., and the front
+  /// end's type, opt-level, ...; without `type` the step is fp32), or takes
+  /// a training program already built (`amp-opt --train` output), and
+  /// compiles it.
+  static Status build(const Module &module, const OptionList &options,
+                      Trainer &result);
+
+  /// The model input and the labels @train_step takes.
+  const std::vector<TensorInfo> &getBatchInputs() const;
+  /// One optimizer step on a batch. Overflowing without loss scaling, or
+  /// with the scale at its minimum, is an error (as in amp-run --train).
+  Status step(Tensor input, Tensor labels, StepResult &result);
+  /// The model (@main) on `input` with the current weights.
+  Status predict(Tensor input, std::vector<Tensor> &outputs) const;
+  /// Steps taken.
+  int64_t getStepCount() const;
+
+  /// The state by the names amp-run's --save-state files use.
+  NamedTensors getState() const;
+  Status setState(const NamedTensors &state);
+  /// Writes the source ONNX model with the trained weights.
+  Status exportOnnx(const std::string &path) const;
+
+  struct State;
 
 private:
   std::shared_ptr<State> state;

@@ -10,6 +10,7 @@
 #ifndef AMP_EXECUTION_CHECKNUMERICS_H
 #define AMP_EXECUTION_CHECKNUMERICS_H
 
+#include "amp/Execution/CpuProgram.h"
 #include "amp/Runtime/HostTensor.h"
 #include "amp/Support/OptionsBinder.h"
 
@@ -71,10 +72,26 @@ struct NumericsReportOptions {
 };
 
 /// Prints the table (the first non-finite op, the underflowing ops, the
-/// worst errors) and writes all of it as JSON to `jsonPath` if given.
+/// worst errors) to stdout and writes all of it as JSON to `jsonPath` if
+/// given.
 LogicalResult reportNumerics(ArrayRef<ProbeStats> stats, StringRef lowName,
                              StringRef jsonPath,
                              const NumericsReportOptions &options);
+
+/// The JSON report: type, threshold, the first non-finite op, the
+/// underflowing ops and every op's record.
+void writeNumericsJson(ArrayRef<ProbeStats> stats, StringRef lowName,
+                       const NumericsReportOptions &options,
+                       llvm::raw_ostream &os);
+
+/// Runs the fp32 `reference` (which returns every probe after its outputs,
+/// see exposeProbes) on `inputs` and compares each probe of the
+/// low-precision program (`probeResults`, in `probes` order) with the
+/// reference's result of the same op.
+SmallVector<ProbeStats> compareWithReference(ArrayRef<Probe> probes,
+                                             const CpuProgram &reference,
+                                             const std::vector<Tensor> &inputs,
+                                             ArrayRef<Tensor> probeResults);
 
 } // namespace mlir::amp::execution
 
