@@ -27,7 +27,7 @@ export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
 APT_PACKAGES=(cmake ninja-build ccache g++ llvm-19-dev libmlir-19-dev
   mlir-19-tools llvm-19-tools libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libonnx-testdata time python3-torch python3-torchvision
-  libdnnl-dev libzip-dev libzstd-dev clang-19 libclang-rt-19-dev)
+  libdnnl-dev libzip-dev libzstd-dev clang-19 libclang-rt-19-dev chromium)
 # onnx is pinned: the backend node tests and the operator version table
 # (lib/Target/ONNX/OnnxOpVersions.inc) come from this release.
 PIP_PACKAGES=(onnx==1.23.2 numpy pytest onnxruntime scikit-learn nanobind

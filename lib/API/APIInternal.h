@@ -5,8 +5,8 @@
 
 #include "amp/API/Amp.h"
 #include "amp/Execution/CpuProgram.h"
-#include "amp/Target/ONNX/ModelLimits.h"
 #include "amp/Support/OptionsBinder.h"
+#include "amp/Target/ONNX/ModelLimits.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"

@@ -99,16 +99,17 @@ Status Module::checkNumerics(const OptionList &autocastOptions,
                          std::to_string((*lowProgram)->getInputs().size()) +
                          " inputs, got " + std::to_string(inputs.size()));
   for (unsigned i = 0; i < inputs.size(); ++i) {
-    if (llvm::Error err = (*lowProgram)->checkInput(
-            i, inputs[i], "argument " + std::to_string(i)))
+    if (llvm::Error err =
+            (*lowProgram)
+                ->checkInput(i, inputs[i], "argument " + std::to_string(i)))
       return Status::error(llvm::toString(std::move(err)));
     inputs[i] = (*lowProgram)->prepareInput(i, std::move(inputs[i]));
   }
   std::vector<Tensor> results;
   (*lowProgram)->run(inputs, results);
-  SmallVector<exec::ProbeStats> stats = exec::compareWithReference(
-      probes, **referenceProgram, inputs,
-      ArrayRef(results).drop_front(numOutputs));
+  SmallVector<exec::ProbeStats> stats =
+      exec::compareWithReference(probes, **referenceProgram, inputs,
+                                 ArrayRef(results).drop_front(numOutputs));
   reportJson.clear();
   llvm::raw_string_ostream os(reportJson);
   exec::writeNumericsJson(stats, frontEnd.autocast.type, report, os);

@@ -116,9 +116,8 @@ static void describeMessage(::amp::api::Diagnostic &d) {
   llvm::StringRef inside = match[2];
   size_t at = inside.find("op ");
   if (at != llvm::StringRef::npos && (at == 0 || inside[at - 1] == ' '))
-    d.op = inside.substr(at + 3).take_until([](char c) {
-                              return c == ',' || c == ' ';
-                            })
+    d.op = inside.substr(at + 3)
+               .take_until([](char c) { return c == ',' || c == ' '; })
                .str();
   else if (!inside.contains(' ') && !inside.contains(','))
     d.op = inside.str();

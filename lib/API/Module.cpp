@@ -135,9 +135,8 @@ Module Module::clone() const {
     return Module();
   os.flush();
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(bytes, "clone",
-                                                                false),
-                               llvm::SMLoc());
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(bytes, "clone", false), llvm::SMLoc());
   copy->module =
       parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(copy->context.get()));
   if (!copy->module)
@@ -165,6 +164,7 @@ Status Module::autocast(const OptionList &options, std::string &reportJson) {
   KeywordBinder binder(options);
   binder.reserve("report", "the report is returned");
   binder.reserve("summary", "the summary is the report's");
+  binder.reserve("report-html", "use Report.to_html()");
   frontEnd.bind(binder);
   if (std::string error = binder.finish(); !error.empty())
     return Status::error("autocast: " + error);
@@ -174,8 +174,8 @@ Status Module::autocast(const OptionList &options, std::string &reportJson) {
   // once), with the report written where it can be read back.
   frontEnd.importCleanup = frontEnd.importCleanup && !state->cleaned;
   llvm::SmallString<128> reportPath;
-  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-          "amp-report", "json", reportPath))
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("amp-report", "json", reportPath))
     return Status::error("cannot create a temporary file: " + ec.message());
   llvm::FileRemover removeReport(reportPath);
   frontEnd.autocast.reportFile = reportPath.str().str();
@@ -225,12 +225,11 @@ Status Module::writeBytecode(const std::string &path) const {
   if (ec)
     return Status::error("cannot write '" + path + "': " + ec.message());
   BytecodeWriterConfig config("amp");
-  LogicalResult result =
-      writeBytecodeToFile(*state->module, file.os(), config);
+  LogicalResult result = writeBytecodeToFile(*state->module, file.os(), config);
   file.os().flush();
   if (file.os().has_error()) {
-    capture.addError("cannot write '" + path + "': " +
-                     file.os().error().message());
+    capture.addError("cannot write '" + path +
+                     "': " + file.os().error().message());
     file.os().clear_error();
     result = failure();
   }

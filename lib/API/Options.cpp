@@ -11,6 +11,7 @@
 #include "amp/Pipelines/Pipelines.h"
 #include "amp/Target/ONNX/ModelLimits.h"
 #include "amp/Training/TrainStep.h"
+#include "amp/Transforms/Passes.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -165,8 +166,8 @@ std::string KeywordBinder::finish() {
     if (!used.count(given.first) && error.empty()) {
       std::vector<std::string> names = known;
       llvm::sort(names);
-      error = "unknown option '" + given.first + "' (the options are: " +
-              llvm::join(names, ", ") + ")";
+      error = "unknown option '" + given.first +
+              "' (the options are: " + llvm::join(names, ", ") + ")";
     }
   return error;
 }
@@ -212,7 +213,8 @@ public:
   }
 
 private:
-  /// The shortest spelling that reads back as `v` (0.001, 3.4028234663852886e+38).
+  /// The shortest spelling that reads back as `v`
+  /// (0.001, 3.4028234663852886e+38).
   static std::string shortest(double v) {
     char buffer[32];
     for (int digits = 1; digits <= 17; ++digits) {
@@ -224,8 +226,11 @@ private:
   }
   OptionInfo &add(const OptionSpec &s, llvm::StringRef kind,
                   std::string defaultValue) {
-    infos.push_back({s.name.str(), s.description.str(), kind.str(),
-                     std::move(defaultValue), {}});
+    infos.push_back({s.name.str(),
+                     s.description.str(),
+                     kind.str(),
+                     std::move(defaultValue),
+                     {}});
     return infos.back();
   }
 };
@@ -252,4 +257,8 @@ std::vector<OptionInfo> amp::api::describeOptions(OptionSet set) {
   }
   }
   return binder.infos;
+}
+
+std::string amp::api::renderReportHtml(const std::string &reportJson) {
+  return mlir::amp::renderAutocastReportHtml(reportJson);
 }

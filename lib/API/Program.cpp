@@ -22,8 +22,7 @@ static std::vector<TensorInfo> describe(ArrayRef<TensorSignature> signatures) {
     TensorInfo info;
     info.name = signature.name;
     info.elementType =
-        mlir::amp::execution::toHostElementType(
-            signature.type.getElementType())
+        mlir::amp::execution::toHostElementType(signature.type.getElementType())
             .value_or(ElementType::F32);
     for (int64_t size : signature.type.getShape())
       info.shape.push_back(ShapedType::isDynamic(size) ? -1 : size);
@@ -87,8 +86,8 @@ Status Program::run(std::vector<Tensor> inputs,
                          std::to_string(state->inputs.size()) +
                          " inputs, got " + std::to_string(inputs.size()));
   for (unsigned i = 0; i < inputs.size(); ++i) {
-    if (llvm::Error err = program.checkInput(
-            i, inputs[i], "argument " + std::to_string(i)))
+    if (llvm::Error err =
+            program.checkInput(i, inputs[i], "argument " + std::to_string(i)))
       return Status::error(llvm::toString(std::move(err)));
     inputs[i] = program.prepareInput(i, std::move(inputs[i]));
   }

@@ -104,8 +104,7 @@ Status Trainer::build(const Module &module, const OptionList &options,
     if (!program->lookupSymbol("train_step"))
       return Status::error("the module is neither an ONNX import nor a "
                            "training program (@train_step)");
-    if (std::optional<std::string> bytes =
-            mlir::amp::getONNXSource(*program)) {
+    if (std::optional<std::string> bytes = mlir::amp::getONNXSource(*program)) {
       trainer->sourceBytes = std::move(*bytes);
       trainer->sourcePath = "the training program's ONNX model";
     }
@@ -135,9 +134,8 @@ Status Trainer::build(const Module &module, const OptionList &options,
   OwningOpRef<ModuleOp> program =
       source->sourceBytes.empty()
           ? mlir::amp::importONNXFile(source->sourcePath, context, importOpts)
-          : mlir::amp::importONNXBuffer(source->sourceBytes,
-                                        source->sourcePath, context,
-                                        importOpts);
+          : mlir::amp::importONNXBuffer(source->sourceBytes, source->sourcePath,
+                                        context, importOpts);
   if (!program || failed(mlir::amp::training::buildTrainStep(*program, step)))
     return capture.finish(failure());
   trainer->sourcePath = source->sourcePath;
@@ -198,8 +196,7 @@ Status Trainer::setState(const NamedTensors &given) {
   if (!state)
     return Status::error("the trainer is empty");
   std::lock_guard<std::mutex> lock(state->mutex);
-  if (llvm::Error err =
-          state->session->setNamedState(given, "the state given"))
+  if (llvm::Error err = state->session->setNamedState(given, "the state given"))
     return Status::error(llvm::toString(std::move(err)));
   return Status();
 }

@@ -15,7 +15,8 @@ using namespace mlir::amp;
 using namespace mlir::amp::execution;
 
 SideOutputs::SideOutputs(AmpAutocastOptions &autocast) {
-  for (std::string *path : {&autocast.reportFile, &autocast.dotFile}) {
+  for (std::string *path :
+       {&autocast.reportFile, &autocast.reportHtmlFile, &autocast.dotFile}) {
     if (path->empty())
       continue;
     std::string partial = *path + ".partial";

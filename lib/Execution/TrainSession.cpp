@@ -32,7 +32,7 @@ StringRef mlir::amp::execution::getTrainRole(DictionaryAttr attrs) {
   return "input";
 }
 std::string mlir::amp::execution::getTrainName(DictionaryAttr attrs,
-                                              unsigned i) {
+                                               unsigned i) {
   if (attrs)
     if (auto name = attrs.getAs<StringAttr>("amp.name"))
       return name.str();
@@ -91,8 +91,7 @@ FailureOr<TrainLayout> TrainLayout::read(ModuleOp module) {
     if (layout.argNames[layout.stateArgs[k]] !=
         layout.resultNames[layout.stateResults[k]])
       return step.emitError("state argument '")
-                 << layout.argNames[layout.stateArgs[k]]
-                 << "' and result '"
+                 << layout.argNames[layout.stateArgs[k]] << "' and result '"
                  << layout.resultNames[layout.stateResults[k]]
                  << "' are out of order",
              failure();
@@ -222,7 +221,8 @@ llvm::Error TrainSession::checkBatch(const Tensor &input, const Tensor &labels,
   if (llvm::Error err =
           stepFn->checkInput(layout.inputArgs[0], input, inputName))
     return err;
-  if (llvm::Error err = stepFn->checkInput(layout.labelsArg, labels, labelsName))
+  if (llvm::Error err =
+          stepFn->checkInput(layout.labelsArg, labels, labelsName))
     return err;
   if (numClasses > 0 && labels.elementType == amp_runtime::ElementType::I64) {
     const int64_t *values =
@@ -316,8 +316,7 @@ llvm::Error TrainSession::setNamedState(const amp_runtime::NamedTensors &arrays,
       return sessionError(
           source + ": '" + name + "' is " +
           amp_runtime::getElementTypeName(given->elementType) + " " +
-          amp_runtime::formatShape(given->shape) +
-          " but the program expects " +
+          amp_runtime::formatShape(given->shape) + " but the program expects " +
           amp_runtime::getElementTypeName(state[k].elementType) + " " +
           amp_runtime::formatShape(state[k].shape));
     loaded[k] = *given;
@@ -340,7 +339,8 @@ void TrainSession::predict(Tensor input, std::vector<Tensor> &results) const {
   std::vector<Tensor> args;
   for (unsigned k : layout.mainState)
     args.push_back(state[k]);
-  args.push_back(mainFn->prepareInput(layout.mainState.size(), std::move(input)));
+  args.push_back(
+      mainFn->prepareInput(layout.mainState.size(), std::move(input)));
   mainFn->run(args, results);
 }
 

@@ -674,7 +674,8 @@ void AutocastPass::rewrite() {
 //===----------------------------------------------------------------------===//
 
 void AutocastPass::writeOutputs() {
-  if (!printSummary && reportFile.empty() && dotFile.empty() && !annotate)
+  if (!printSummary && reportFile.empty() && reportHtmlFile.empty() &&
+      dotFile.empty() && !annotate)
     return;
   std::string lowName;
   llvm::raw_string_ostream(lowName) << lowType;
@@ -733,55 +734,102 @@ void AutocastPass::writeOutputs() {
     return file;
   };
 
-  if (!reportFile.empty()) {
-    auto file = openFile(reportFile);
-    if (!file)
-      return signalPassFailure();
-    llvm::json::OStream json(file->os(), /*IndentSize=*/1);
-    json.object([&] {
-      json.attribute("type", lowName);
-      json.attribute("opt_level", static_cast<int64_t>(optLevel));
-      json.attributeObject("summary", [&] {
-        json.attributeObject("ops", [&] {
-          json.attribute(lowName, numLow);
-          json.attribute("f32", numF32);
-          json.attribute("without_fp32_data", numUnchanged);
-        });
-        json.attribute("casts", numCasts);
-        json.attribute("constants_converted", numConvertedConstants);
-        json.attribute("constants_clamped", numClampedConstants);
-        json.attribute("flops_total", totalFlops);
-        json.attribute("flops_low_precision_share", lowShare / 100.0);
-        json.attribute("activation_bytes_saved", savedBytes);
-      });
-      json.attributeArray("ops", [&] {
-        for (Operation *op : allOps) {
-          if (!isRecorded(op))
-            continue;
-          auto it = nodeIndex.find(op);
-          const Node *node =
-              it == nodeIndex.end() ? nullptr : &nodes[it->second];
-          json.object([&] {
-            json.attribute("node", getNodeName(op->getLoc()));
-            json.attribute("op",
-                           cast<PrecisionOpInterface>(op).getOnnxOpType());
-            if (!node) {
-              json.attribute("precision", "unchanged");
-              json.attribute("reason", kNoFp32DataReason);
-              return;
-            }
-            json.attribute("precision", node->allow ? lowName : "f32");
-            json.attribute("class", stringifyPrecisionClass(node->policyClass));
-            json.attribute("reason", node->reason);
-            if (op->hasAttr(kAccumulateAttrName))
-              json.attribute("accumulate", "f32");
-            json.attribute("flops", estimateFlops(op));
+  if (!reportFile.empty() || !reportHtmlFile.empty()) {
+    // Each recorded op's index, for the records' `inputs` (the recorded
+    // ops whose results it reads, through the casts autocast inserted).
+    DenseMap<Operation *, int64_t> recordIndex;
+    for (Operation *op : allOps)
+      if (isRecorded(op))
+        recordIndex.try_emplace(op, recordIndex.size());
+    auto producerOf = [&](Value value) -> int64_t {
+      while (Operation *def = value.getDefiningOp()) {
+        auto it = recordIndex.find(def);
+        if (it != recordIndex.end())
+          return it->second;
+        if (!isa<CastOp>(def))
+          break;
+        value = def->getOperand(0);
+      }
+      return -1;
+    };
+    std::string text;
+    llvm::raw_string_ostream stream(text);
+    {
+      llvm::json::OStream json(stream, /*IndentSize=*/1);
+      json.object([&] {
+        json.attribute("type", lowName);
+        json.attribute("opt_level", static_cast<int64_t>(optLevel));
+        json.attributeObject("summary", [&] {
+          json.attributeObject("ops", [&] {
+            json.attribute(lowName, numLow);
+            json.attribute("f32", numF32);
+            json.attribute("without_fp32_data", numUnchanged);
           });
-        }
+          json.attribute("casts", numCasts);
+          json.attribute("constants_converted", numConvertedConstants);
+          json.attribute("constants_clamped", numClampedConstants);
+          json.attribute("flops_total", totalFlops);
+          json.attribute("flops_low_precision_share", lowShare / 100.0);
+          json.attribute("activation_bytes_saved", savedBytes);
+        });
+        json.attributeArray("ops", [&] {
+          for (Operation *op : allOps) {
+            if (!isRecorded(op))
+              continue;
+            auto it = nodeIndex.find(op);
+            const Node *node =
+                it == nodeIndex.end() ? nullptr : &nodes[it->second];
+            auto inputs = [&] {
+              SmallVector<int64_t> producers;
+              for (Value operand : op->getOperands()) {
+                int64_t producer = producerOf(operand);
+                if (producer >= 0 && !llvm::is_contained(producers, producer))
+                  producers.push_back(producer);
+              }
+              json.attributeArray("inputs", [&] {
+                for (int64_t producer : producers)
+                  json.value(producer);
+              });
+            };
+            json.object([&] {
+              json.attribute("node", getNodeName(op->getLoc()));
+              json.attribute("op",
+                             cast<PrecisionOpInterface>(op).getOnnxOpType());
+              if (!node) {
+                json.attribute("precision", "unchanged");
+                json.attribute("reason", kNoFp32DataReason);
+                inputs();
+                return;
+              }
+              json.attribute("precision", node->allow ? lowName : "f32");
+              json.attribute("class",
+                             stringifyPrecisionClass(node->policyClass));
+              json.attribute("reason", node->reason);
+              if (op->hasAttr(kAccumulateAttrName))
+                json.attribute("accumulate", "f32");
+              json.attribute("flops", estimateFlops(op));
+              inputs();
+            });
+          }
+        });
       });
-    });
-    file->os() << "\n";
-    file->keep();
+    }
+    stream << "\n";
+    stream.flush();
+    if (!reportFile.empty()) {
+      auto file = openFile(reportFile);
+      if (!file)
+        return signalPassFailure();
+      file->os() << text;
+      file->keep();
+    }
+    if (!reportHtmlFile.empty()) {
+      auto file = openFile(reportHtmlFile);
+      if (!file)
+        return signalPassFailure();
+      file->os() << renderAutocastReportHtml(text);
+      file->keep();
+    }
   }
 
   if (!dotFile.empty()) {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 __all__ = ["NumericsReport", "Report"]
 
@@ -26,6 +27,21 @@ class Report:
 
     def to_dict(self) -> dict:
         return json.loads(self._text)
+
+    def to_html(self, path=None):
+        """The report as one self-contained HTML page (summary, a graph of
+        the node-name hierarchy coloured by precision, a table of the ops to
+        filter and sort), byte for byte what ``amp-opt
+        --amp-report-html`` writes. Returns the page, or writes it to
+        ``path``."""
+        from . import _amp_mlir
+
+        html = _amp_mlir.report_html(self._text)
+        if path is None:
+            return html
+        with open(os.fspath(path), "w", encoding="utf-8") as f:
+            f.write(html)
+        return None
 
     @property
     def type(self) -> str:

@@ -37,8 +37,7 @@ void check(const api::Status &status) {
         "severity"_a = d.severity, "message"_a = d.message,
         "location"_a = d.location, "file"_a = d.file, "line"_a = d.line,
         "column"_a = d.column, "node"_a = d.node, "op"_a = d.op));
-  nb::object error =
-      errors.attr("AmpError")(status.message(), diagnostics);
+  nb::object error = errors.attr("AmpError")(status.message(), diagnostics);
   PyErr_SetObject(error.type().ptr(), error.ptr());
   throw nb::python_error();
 }
@@ -72,19 +71,32 @@ api::OptionList toOptions(nb::handle items) {
 
 const char *dtypeName(ElementType type) {
   switch (type) {
-  case ElementType::F64: return "float64";
-  case ElementType::F32: return "float32";
-  case ElementType::F16: return "float16";
-  case ElementType::BF16: return "bfloat16";
-  case ElementType::Bool: return "bool";
-  case ElementType::I8: return "int8";
-  case ElementType::I16: return "int16";
-  case ElementType::I32: return "int32";
-  case ElementType::I64: return "int64";
-  case ElementType::U8: return "uint8";
-  case ElementType::U16: return "uint16";
-  case ElementType::U32: return "uint32";
-  case ElementType::U64: return "uint64";
+  case ElementType::F64:
+    return "float64";
+  case ElementType::F32:
+    return "float32";
+  case ElementType::F16:
+    return "float16";
+  case ElementType::BF16:
+    return "bfloat16";
+  case ElementType::Bool:
+    return "bool";
+  case ElementType::I8:
+    return "int8";
+  case ElementType::I16:
+    return "int16";
+  case ElementType::I32:
+    return "int32";
+  case ElementType::I64:
+    return "int64";
+  case ElementType::U8:
+    return "uint8";
+  case ElementType::U16:
+    return "uint16";
+  case ElementType::U32:
+    return "uint32";
+  case ElementType::U64:
+    return "uint64";
   }
   return "?";
 }
@@ -96,19 +108,32 @@ nb::dlpack::dtype dlpackOf(ElementType type) {
                              static_cast<uint8_t>(bits), 1};
   };
   switch (type) {
-  case ElementType::F64: return make(dtype_code::Float, 64);
-  case ElementType::F32: return make(dtype_code::Float, 32);
-  case ElementType::F16: return make(dtype_code::Float, 16);
-  case ElementType::BF16: return make(dtype_code::Float, 32); // as f32
-  case ElementType::Bool: return make(dtype_code::Bool, 8);
-  case ElementType::I8: return make(dtype_code::Int, 8);
-  case ElementType::I16: return make(dtype_code::Int, 16);
-  case ElementType::I32: return make(dtype_code::Int, 32);
-  case ElementType::I64: return make(dtype_code::Int, 64);
-  case ElementType::U8: return make(dtype_code::UInt, 8);
-  case ElementType::U16: return make(dtype_code::UInt, 16);
-  case ElementType::U32: return make(dtype_code::UInt, 32);
-  case ElementType::U64: return make(dtype_code::UInt, 64);
+  case ElementType::F64:
+    return make(dtype_code::Float, 64);
+  case ElementType::F32:
+    return make(dtype_code::Float, 32);
+  case ElementType::F16:
+    return make(dtype_code::Float, 16);
+  case ElementType::BF16:
+    return make(dtype_code::Float, 32); // as f32
+  case ElementType::Bool:
+    return make(dtype_code::Bool, 8);
+  case ElementType::I8:
+    return make(dtype_code::Int, 8);
+  case ElementType::I16:
+    return make(dtype_code::Int, 16);
+  case ElementType::I32:
+    return make(dtype_code::Int, 32);
+  case ElementType::I64:
+    return make(dtype_code::Int, 64);
+  case ElementType::U8:
+    return make(dtype_code::UInt, 8);
+  case ElementType::U16:
+    return make(dtype_code::UInt, 16);
+  case ElementType::U32:
+    return make(dtype_code::UInt, 32);
+  case ElementType::U64:
+    return make(dtype_code::UInt, 64);
   }
   return make(dtype_code::Float, 32);
 }
@@ -119,23 +144,34 @@ std::optional<ElementType> elementTypeOf(nb::dlpack::dtype dtype) {
     return std::nullopt;
   switch (static_cast<dtype_code>(dtype.code)) {
   case dtype_code::Float:
-    if (dtype.bits == 64) return ElementType::F64;
-    if (dtype.bits == 32) return ElementType::F32;
-    if (dtype.bits == 16) return ElementType::F16;
+    if (dtype.bits == 64)
+      return ElementType::F64;
+    if (dtype.bits == 32)
+      return ElementType::F32;
+    if (dtype.bits == 16)
+      return ElementType::F16;
     return std::nullopt;
   case dtype_code::Bool:
     return ElementType::Bool;
   case dtype_code::Int:
-    if (dtype.bits == 8) return ElementType::I8;
-    if (dtype.bits == 16) return ElementType::I16;
-    if (dtype.bits == 32) return ElementType::I32;
-    if (dtype.bits == 64) return ElementType::I64;
+    if (dtype.bits == 8)
+      return ElementType::I8;
+    if (dtype.bits == 16)
+      return ElementType::I16;
+    if (dtype.bits == 32)
+      return ElementType::I32;
+    if (dtype.bits == 64)
+      return ElementType::I64;
     return std::nullopt;
   case dtype_code::UInt:
-    if (dtype.bits == 8) return ElementType::U8;
-    if (dtype.bits == 16) return ElementType::U16;
-    if (dtype.bits == 32) return ElementType::U32;
-    if (dtype.bits == 64) return ElementType::U64;
+    if (dtype.bits == 8)
+      return ElementType::U8;
+    if (dtype.bits == 16)
+      return ElementType::U16;
+    if (dtype.bits == 32)
+      return ElementType::U32;
+    if (dtype.bits == 64)
+      return ElementType::U64;
     return std::nullopt;
   default:
     return std::nullopt;
@@ -151,8 +187,7 @@ Tensor toTensor(nb::handle object, size_t index) {
   std::optional<ElementType> type = elementTypeOf(array.dtype());
   if (!type)
     throw nb::type_error(
-        ("argument " + std::to_string(index) + ": unsupported dtype")
-            .c_str());
+        ("argument " + std::to_string(index) + ": unsupported dtype").c_str());
   Tensor tensor;
   tensor.elementType = *type;
   for (nb::handle size : nb::cast<nb::tuple>(object.attr("shape")))
@@ -183,12 +218,11 @@ nb::object toArray(Tensor tensor) {
   }
   nb::dlpack::dtype dtype = dlpackOf(tensor.elementType);
   auto *owned = new Tensor(std::move(tensor));
-  nb::capsule owner(owned, [](void *p) noexcept {
-    delete static_cast<Tensor *>(p);
-  });
+  nb::capsule owner(owned,
+                    [](void *p) noexcept { delete static_cast<Tensor *>(p); });
   std::vector<size_t> shape(owned->shape.begin(), owned->shape.end());
   return nb::cast(nb::ndarray<nb::numpy>(owned->bytes.data(), shape.size(),
-                                          shape.data(), owner, nullptr, dtype));
+                                         shape.data(), owner, nullptr, dtype));
 }
 
 nb::list describeTensors(const std::vector<api::TensorInfo> &infos) {
@@ -196,7 +230,8 @@ nb::list describeTensors(const std::vector<api::TensorInfo> &infos) {
   for (const api::TensorInfo &info : infos) {
     nb::list shape;
     for (int64_t size : info.shape)
-      shape.append(size < 0 ? nb::object(nb::none()) : nb::object(nb::int_(size)));
+      shape.append(size < 0 ? nb::object(nb::none())
+                            : nb::object(nb::int_(size)));
     list.append(nb::make_tuple(info.name, dtypeName(info.elementType),
                                nb::tuple(shape)));
   }
@@ -216,14 +251,12 @@ NB_MODULE(_amp_mlir, m) {
   m.doc() = "amp's native layer (use the amp_mlir package, not this module)";
 
   nb::class_<api::Program>(m, "Program")
-      .def_prop_ro("inputs",
-                   [](const api::Program &p) {
-                     return describeTensors(p.getInputs());
-                   })
-      .def_prop_ro("outputs",
-                   [](const api::Program &p) {
-                     return describeTensors(p.getOutputs());
-                   })
+      .def_prop_ro(
+          "inputs",
+          [](const api::Program &p) { return describeTensors(p.getInputs()); })
+      .def_prop_ro(
+          "outputs",
+          [](const api::Program &p) { return describeTensors(p.getOutputs()); })
       .def("run", [](const api::Program &program, nb::list arrays) {
         std::vector<Tensor> inputs;
         for (size_t i = 0; i < arrays.size(); ++i)
@@ -254,8 +287,8 @@ NB_MODULE(_amp_mlir, m) {
              api::Status status;
              {
                nb::gil_scoped_release release;
-               status = trainer.step(std::move(input), std::move(labels),
-                                     result);
+               status =
+                   trainer.step(std::move(input), std::move(labels), result);
              }
              check(status);
              return nb::make_tuple(result.loss, result.lossScale,
@@ -319,13 +352,14 @@ NB_MODULE(_amp_mlir, m) {
              check(module.autocast(toOptions(options), report));
              return report;
            })
-      .def("to_mlir",
-           [](const api::Module &module, bool generic) {
-             std::string text;
-             check(module.toMlirText(text, generic));
-             return text;
-           },
-           "generic"_a = false)
+      .def(
+          "to_mlir",
+          [](const api::Module &module, bool generic) {
+            std::string text;
+            check(module.toMlirText(text, generic));
+            return text;
+          },
+          "generic"_a = false)
       .def("write_bytecode",
            [](const api::Module &module, const std::string &path) {
              check(module.writeBytecode(path));
@@ -402,11 +436,14 @@ NB_MODULE(_amp_mlir, m) {
     check(api::Module::parseMlirFile(path, module));
     return module;
   });
-  m.def("parse_mlir_text", [](const std::string &text, const std::string &name) {
-    api::Module module;
-    check(api::Module::parseMlirText(text, name, module));
-    return module;
-  });
+  m.def("parse_mlir_text",
+        [](const std::string &text, const std::string &name) {
+          api::Module module;
+          check(api::Module::parseMlirText(text, name, module));
+          return module;
+        });
+  m.def("report_html",
+        [](const std::string &json) { return api::renderReportHtml(json); });
   m.def("describe_options", [](const std::string &set) {
     api::OptionSet which;
     if (set == "front-end")

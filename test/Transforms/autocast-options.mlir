@@ -14,6 +14,8 @@
 // RUN: amp-opt %s -amp-autocast="report=%t.json dot=%t.dot summary=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SUMMARY
 // RUN: FileCheck %s --check-prefix=REPORT < %t.json
 // RUN: FileCheck %s --check-prefix=DOT < %t.dot
+// RUN: amp-opt %s -amp-autocast="report-html=%t.html" -o /dev/null
+// RUN: FileCheck %s --check-prefix=HTML < %t.html
 // RUN: amp-opt %s -amp-autocast="annotate=true" | FileCheck %s --check-prefix=ANNOTATE
 // RUN: amp-opt %s -amp-autocast | FileCheck %s --check-prefix=PLAIN
 
@@ -79,12 +81,19 @@
 // REPORT: "summary": {
 // REPORT: "casts":
 // REPORT: "flops_low_precision_share":
+// Each record lists the records it reads (through inserted casts).
 // REPORT: "node": "proj",
 // REPORT-NEXT: "op": "MatMul",
 // REPORT-NEXT: "precision": "f16",
 // REPORT-NEXT: "class": "allow",
 // REPORT-NEXT: "reason": "allow list (default: GEMM-shaped
 // REPORT-NEXT: "accumulate": "f32",
+// REPORT-NEXT: "flops":
+// REPORT-NEXT: "inputs": []
+// REPORT: "node": "block/0/gelu",
+// REPORT: "inputs": [
+// REPORT-NEXT: 0
+// REPORT-NEXT: ]
 // REPORT: "node": "block/1/exp",
 // REPORT-NEXT: "op": "Exp",
 // REPORT-NEXT: "precision": "f32",
@@ -94,6 +103,17 @@
 // REPORT-NEXT: "precision": "f32",
 // REPORT-NEXT: "class": "infer",
 // REPORT-NEXT: "reason": "constant 'huge' does not fit f16: 1 of 16 values overflow, 0 flush to zero (max |x| = 100000.00)",
+
+// report-html: the page with the report's JSON inside, '<' escaped.
+// HTML: <!DOCTYPE html>
+// HTML: <title>amp autocast report</title>
+// HTML: <script id="amp-report" type="application/json">{
+// HTML-NEXT: "type": "f16",
+// HTML: "node": "proj",
+// HTML: "inputs": [
+// HTML: </script>
+// HTML-NOT: {{(src|href)="(https?:)?//}}
+// HTML: </html>
 
 // DOT: digraph amp {
 // DOT: [label="MatMul\nproj", fillcolor="#8fd18f"];

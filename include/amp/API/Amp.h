@@ -62,8 +62,8 @@ struct Status {
 /// The value of one named option. Lists are the ListOptions (allow, deny,
 /// node-rules, ...); an enumerated option takes the spelling of one of its
 /// choices; an integer is accepted where a number is expected.
-using OptionValue = std::variant<bool, int64_t, double, std::string,
-                                 std::vector<std::string>>;
+using OptionValue =
+    std::variant<bool, int64_t, double, std::string, std::vector<std::string>>;
 using OptionList = std::vector<std::pair<std::string, OptionValue>>;
 
 /// One option of a pipeline, for documentation and bindings.
@@ -75,6 +75,10 @@ struct OptionInfo {
   std::string defaultValue;
   std::vector<std::string> choices;
 };
+
+/// The autocast report (its JSON, as Module::autocast returns it) as the
+/// self-contained HTML page `amp-opt --amp-report-html` writes.
+std::string renderReportHtml(const std::string &reportJson);
 
 /// The pipelines whose options the API takes.
 enum class OptionSet { FrontEnd, ImportLimits, TrainStep };

@@ -1,4 +1,5 @@
-//===- TrainSession.h - a compiled training program and its state -*- C++ -*-===//
+//===- TrainSession.h - a compiled training program and its state -*- C++
+//-*-===//
 //
 // A training program (amp/Training/TrainStep.h: @train_step, @initial_state,
 // @main, and with --split-step @compute_gradients/@apply_gradients),
@@ -75,8 +76,8 @@ public:
 
   /// Compiles the training program in `module` (lowered in place) and runs
   /// @initial_state. Errors are diagnostics.
-  static FailureOr<std::unique_ptr<TrainSession>> create(ModuleOp module,
-                                                         const Options &options);
+  static FailureOr<std::unique_ptr<TrainSession>>
+  create(ModuleOp module, const Options &options);
   ~TrainSession();
 
   const TrainLayout &getLayout() const { return layout; }

@@ -26,6 +26,12 @@ namespace mlir::amp {
 /// option before doing any work.
 llvm::Error checkAutocastOptions(const AmpAutocastOptions &options);
 
+/// The autocast report (the JSON of amp-autocast's `report` option) as one
+/// self-contained HTML page: a summary, a graph of the node-name hierarchy
+/// coloured by precision, and a table of the ops to filter and sort. No
+/// network access; the JSON is embedded.
+std::string renderAutocastReportHtml(llvm::StringRef reportJson);
+
 } // namespace mlir::amp
 
 #endif // AMP_TRANSFORMS_PASSES_H

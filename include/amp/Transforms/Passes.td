@@ -72,6 +72,9 @@ def AmpAutocast : Pass<"amp-autocast", "::mlir::ModuleOp"> {
            "keeping their consumers in fp32 (warns)">,
     Option<"reportFile", "report", "std::string", /*default=*/"",
            "Write a JSON report (one record per op and a summary)">,
+    Option<"reportHtmlFile", "report-html", "std::string", /*default=*/"",
+           "Write the report as one self-contained HTML page (summary, "
+           "graph by node-name hierarchy, op table)">,
     Option<"dotFile", "dot", "std::string", /*default=*/"",
            "Write the graph coloured by precision (Graphviz dot)">,
     Option<"printSummary", "summary", "bool", /*default=*/"false",
