@@ -96,9 +96,11 @@ build() {
 # installed package, as a user would.
 install_python_package() {
   log "pip install $ROOT/python (the amp_mlir package)"
+  local start=$SECONDS
   CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" "$PYTHON" -m pip install -q \
     --root-user-action=ignore --no-build-isolation "$ROOT/python" \
     -C build-dir="$BUILD"
+  log "amp_mlir installed in $((SECONDS - start)) s"
 }
 
 demo() {

@@ -48,6 +48,9 @@ struct Program::State {
   std::mutex mutex;
 };
 
+/// The name, host element type and shape (-1: dynamic) of a signature.
+TensorInfo describeTensor(const mlir::amp::execution::TensorSignature &sig);
+
 /// A context with every dialect and interface amp's pipelines use; the
 /// process-wide set-up (native target, constant folder) happens once.
 std::unique_ptr<mlir::MLIRContext> makeContext();

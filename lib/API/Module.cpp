@@ -238,24 +238,28 @@ Status Module::writeBytecode(const std::string &path) const {
   return capture.finish(result);
 }
 
-Status Module::writeOnnx(const std::string &path, int64_t opset) const {
+/// Runs `write` (an ONNX export) under the module's lock, with the
+/// diagnostics captured.
+template <typename WriteFn>
+static Status exportOnnx(const std::shared_ptr<Module::State> &state,
+                         int64_t opset, WriteFn write) {
   if (!state)
     return Status::error("the module is empty");
   std::lock_guard<std::mutex> lock(state->mutex);
   DiagnosticCapture capture(state->context.get());
   mlir::amp::ONNXExportOptions options;
   options.opset = opset;
-  return capture.finish(
-      mlir::amp::exportToONNXFile(*state->module, path, options));
+  return capture.finish(write(*state->module, options));
+}
+
+Status Module::writeOnnx(const std::string &path, int64_t opset) const {
+  return exportOnnx(state, opset, [&](ModuleOp module, const auto &options) {
+    return mlir::amp::exportToONNXFile(module, path, options);
+  });
 }
 
 Status Module::toOnnxBytes(std::string &bytes, int64_t opset) const {
-  if (!state)
-    return Status::error("the module is empty");
-  std::lock_guard<std::mutex> lock(state->mutex);
-  DiagnosticCapture capture(state->context.get());
-  mlir::amp::ONNXExportOptions options;
-  options.opset = opset;
-  return capture.finish(
-      mlir::amp::exportToONNXBuffer(*state->module, bytes, options));
+  return exportOnnx(state, opset, [&](ModuleOp module, const auto &options) {
+    return mlir::amp::exportToONNXBuffer(module, bytes, options);
+  });
 }

@@ -16,18 +16,23 @@ Program::Program() = default;
 Program::~Program() = default;
 Program::Program(std::shared_ptr<State> state) : state(std::move(state)) {}
 
+namespace amp::api {
+TensorInfo describeTensor(const TensorSignature &signature) {
+  TensorInfo info;
+  info.name = signature.name;
+  info.elementType =
+      mlir::amp::execution::toHostElementType(signature.type.getElementType())
+          .value_or(ElementType::F32);
+  for (int64_t size : signature.type.getShape())
+    info.shape.push_back(ShapedType::isDynamic(size) ? -1 : size);
+  return info;
+}
+} // namespace amp::api
+
 static std::vector<TensorInfo> describe(ArrayRef<TensorSignature> signatures) {
   std::vector<TensorInfo> infos;
-  for (const TensorSignature &signature : signatures) {
-    TensorInfo info;
-    info.name = signature.name;
-    info.elementType =
-        mlir::amp::execution::toHostElementType(signature.type.getElementType())
-            .value_or(ElementType::F32);
-    for (int64_t size : signature.type.getShape())
-      info.shape.push_back(ShapedType::isDynamic(size) ? -1 : size);
-    infos.push_back(std::move(info));
-  }
+  for (const TensorSignature &signature : signatures)
+    infos.push_back(describeTensor(signature));
   return infos;
 }
 

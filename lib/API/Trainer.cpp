@@ -28,17 +28,6 @@ struct Trainer::State {
 Trainer::Trainer() = default;
 Trainer::~Trainer() = default;
 
-static TensorInfo describe(const mlir::amp::execution::TensorSignature &sig) {
-  TensorInfo info;
-  info.name = sig.name;
-  info.elementType =
-      mlir::amp::execution::toHostElementType(sig.type.getElementType())
-          .value_or(ElementType::F32);
-  for (int64_t size : sig.type.getShape())
-    info.shape.push_back(ShapedType::isDynamic(size) ? -1 : size);
-  return info;
-}
-
 /// The train-step options by name, checked as amp-run --train checks them.
 /// `binder` owns the lists the options point to (the caller keeps it while
 /// they are used).
@@ -78,8 +67,8 @@ static Status compileSession(std::shared_ptr<Trainer::State> &trainer,
   const mlir::amp::execution::TrainLayout &layout =
       trainer->session->getLayout();
   auto inputs = trainer->session->getStep().getInputs();
-  trainer->batchInputs = {describe(inputs[layout.inputArgs[0]]),
-                          describe(inputs[layout.labelsArg])};
+  trainer->batchInputs = {describeTensor(inputs[layout.inputArgs[0]]),
+                          describeTensor(inputs[layout.labelsArg])};
   return capture.finish(success());
 }
 

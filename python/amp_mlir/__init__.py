@@ -86,18 +86,7 @@ class Program:
         return list(self._native.outputs)
 
     def __call__(self, *arrays) -> list:
-        if len(arrays) != len(self._native.inputs):
-            raise AmpError(f"the program takes {len(self._native.inputs)} inputs, "
-                           f"got {len(arrays)}")
-        prepared = []
-        for index, (array, (name, dtype, _)) in enumerate(zip(arrays, self._native.inputs)):
-            array = np.asarray(array)
-            want = "float32" if dtype == "bfloat16" else dtype
-            if array.dtype != np.dtype(want):
-                raise AmpError(f"input '{name}' (argument {index}) is {array.dtype}, "
-                               f"the program takes {dtype}")
-            prepared.append(_c_order(array))
-        return self._native.run(prepared)
+        return self._native.run([_c_order(a) for a in arrays])
 
     def __repr__(self) -> str:
         return f"<amp_mlir.Program inputs={self.inputs} outputs={self.outputs}>"

@@ -178,11 +178,12 @@ def test_outputs_own_their_memory_and_the_gil_is_released(mlp):
 
 def test_program_checks_its_inputs(mlp):
     program = amp_mlir.import_onnx(mlp).compile()
-    with pytest.raises(amp_mlir.AmpError, match=r"input 'x' \(argument 0\) is float64"):
+    with pytest.raises(amp_mlir.AmpError,
+                       match=r"input 'x' \(argument 0\) has element type f64 but the model expects f32"):
         program(np.zeros((4, 16)))
     with pytest.raises(amp_mlir.AmpError, match="takes 1 inputs, got 2"):
         program(np.zeros((4, 16), np.float32), np.zeros(1, np.float32))
-    with pytest.raises(amp_mlir.AmpError, match="'x'.*shape|shape.*'x'|4x16"):
+    with pytest.raises(amp_mlir.AmpError, match=r"input 'x' \(argument 0\) has shape \[3, 16\]"):
         program(np.zeros((3, 16), np.float32))
     # Non-contiguous arrays are accepted (copied).
     x = np.random.default_rng(4).standard_normal((16, 4)).astype(np.float32).T
