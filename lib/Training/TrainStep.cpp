@@ -45,7 +45,8 @@ mlir::amp::training::resolveLossScaleMode(const TrainStepOptions &options) {
     return options.lossScale;
   bool fp16 = options.frontEnd.runAutocast &&
               options.frontEnd.autocast.optLevel > 0 &&
-              options.frontEnd.autocast.type == "f16";
+              parseAutocastType(options.frontEnd.autocast.type) ==
+                  amp_runtime::LowFloatKind::F16;
   return fp16 ? LossScaleMode::Dynamic : LossScaleMode::None;
 }
 

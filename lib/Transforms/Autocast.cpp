@@ -175,9 +175,17 @@ buildPolicy(unsigned optLevel, StringRef policyFile,
   return policy;
 }
 
+std::optional<amp_runtime::LowFloatKind>
+mlir::amp::parseAutocastType(StringRef spelling) {
+  if (spelling == "f16" || spelling == "fp16" || spelling == "float16")
+    return amp_runtime::LowFloatKind::F16;
+  if (spelling == "bf16" || spelling == "bfloat16")
+    return amp_runtime::LowFloatKind::BF16;
+  return std::nullopt;
+}
+
 static llvm::Error checkTypeAndLevel(StringRef type, unsigned optLevel) {
-  if (type != "f16" && type != "fp16" && type != "float16" && type != "bf16" &&
-      type != "bfloat16")
+  if (!parseAutocastType(type))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "unknown type '" + type +
                                        "' (expected f16 or bf16)");
@@ -897,7 +905,7 @@ void AutocastPass::runOnOperation() {
         << "amp-autocast: " << llvm::toString(std::move(err));
     return signalPassFailure();
   }
-  bool isBF16 = type == "bf16" || type == "bfloat16";
+  bool isBF16 = *parseAutocastType(type) == LowFloatKind::BF16;
   lowType = isBF16 ? Type(BFloat16Type::get(context))
                    : Type(Float16Type::get(context));
   lowKind = isBF16 ? LowFloatKind::BF16 : LowFloatKind::F16;

@@ -11,6 +11,8 @@
 // RUN: amp-opt %S/Inputs/mlp.mlir --train --amp-opt-level=0 --lr-schedule=step --lr-step-size=30 2>/dev/null | FileCheck %s --check-prefix=STEP
 // RUN: amp-opt %S/Inputs/mlp.mlir --train --amp-opt-level=0 --clip-grad-norm=1.0 --loss-scale=dynamic 2>/dev/null | FileCheck %s --check-prefix=CLIP
 // RUN: amp-opt %S/Inputs/mlp.mlir --train --amp-type=f16 2>/dev/null | FileCheck %s --check-prefix=F16
+// RUN: amp-opt %S/Inputs/mlp.mlir --train --amp-type=fp16 2>/dev/null | FileCheck %s --check-prefix=F16
+// RUN: amp-opt %S/Inputs/mlp.mlir --train --amp-type=float16 2>/dev/null | FileCheck %s --check-prefix=F16
 // RUN: amp-opt %S/Inputs/mlp.mlir --train --amp-type=bf16 2>/dev/null | FileCheck %s --check-prefix=BF16
 // RUN: amp-opt %S/Inputs/mlp.mlir --train --amp-type=f16 --loss-scale=static:1024 2>/dev/null | FileCheck %s --check-prefix=STATIC
 // RUN: amp-opt %S/Inputs/mlp.mlir --train --amp-type=f16 --loss-scale-hysteresis=3 2>/dev/null | FileCheck %s --check-prefix=HYST
@@ -83,6 +85,7 @@
 
 // fp16: casts of the fp32 parameters, fp32 accumulation also in the
 // backward GEMMs, dynamic loss scaling by default.
+// Every spelling of fp16 gets fp16's dynamic loss scaling.
 // F16: amp.train = {loss_scale = "dynamic"
 // F16-LABEL: func.func @train_step(
 // F16-SAME: {amp.name = "loss_scale", amp.role = "scaler"}

@@ -4,6 +4,7 @@
 #define AMP_TRANSFORMS_PASSES_H
 
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
+#include "amp/Runtime/FloatConversion.h"
 #include "amp/Support/OptionsBinder.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -20,6 +21,12 @@ namespace mlir::amp {
 // bindOptions(AmpAutocastOptions &, OptionsBinder &), ...: the options of
 // Passes.td for textual pipelines and the tools' flags.
 #include "amp/Transforms/PassOptionBinders.h.inc"
+
+/// The low-precision type an autocast `type` spelling names: f16, fp16 or
+/// float16; bf16 or bfloat16. The one parser of the spelling (the pass, the
+/// option checks and the train step's loss-scale default use it).
+std::optional<amp_runtime::LowFloatKind>
+parseAutocastType(llvm::StringRef spelling);
 
 /// Checks amp-autocast's options (type, opt level, policy file, op names,
 /// node rules) without running the pass, so that a driver can report a bad
