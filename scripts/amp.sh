@@ -152,7 +152,7 @@ run_tests() {
   bash "$ROOT/scripts/fuzz.sh" --seconds 20 || status=1
   log "pytest"
   AMP_OPT="$BUILD/bin/amp-opt" AMP_RUN="$BUILD/bin/amp-run" \
-    "$PYTHON" -m pytest -q "$ROOT/test/python" || status=1
+    "$PYTHON" -m pytest -q --durations=25 "$ROOT/test/python" || status=1
   if ((status)); then
     log "some tests FAILED"
   else
