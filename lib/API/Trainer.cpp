@@ -22,6 +22,8 @@ struct Trainer::State {
   /// The ONNX model trained (a file, or its bytes).
   std::string sourcePath, sourceBytes;
   int64_t steps = 0;
+  /// Micro-batches per step.
+  int64_t accumulate = 1;
   std::mutex mutex;
 };
 
@@ -59,10 +61,16 @@ static Status stepOptions(const OptionList &given, KeywordBinder &binder,
 static Status compileSession(std::shared_ptr<Trainer::State> &trainer,
                              OwningOpRef<ModuleOp> program,
                              DiagnosticCapture &capture) {
-  auto session = TrainSession::create(*program, TrainSession::Options());
+  TrainSession::Options options;
+  options.split = trainer->accumulate > 1;
+  auto session = TrainSession::create(*program, options);
   if (failed(session))
     return capture.finish(failure());
   trainer->session = std::move(*session);
+  if (trainer->accumulate > 1 && !trainer->session->canAccumulate())
+    return Status::error("accumulation needs @compute_gradients and "
+                         "@apply_gradients (build the program with amp-opt "
+                         "--train --split-step)");
   trainer->module->module = std::move(program);
   const mlir::amp::execution::TrainLayout &layout =
       trainer->session->getLayout();
@@ -73,11 +81,14 @@ static Status compileSession(std::shared_ptr<Trainer::State> &trainer,
 }
 
 Status Trainer::build(const Module &module, const OptionList &options,
-                      Trainer &result) {
+                      int64_t accumulate, Trainer &result) {
   const std::shared_ptr<Module::State> &source = module.getState();
   if (!source)
     return Status::error("the module is empty");
+  if (accumulate < 1)
+    return Status::error("accumulate must be >= 1");
   auto trainer = std::make_shared<State>();
+  trainer->accumulate = accumulate;
   if (!source->fromOnnx) {
     // A training program built by amp-opt --train, copied into a context
     // of its own (the module stays usable).
@@ -109,6 +120,8 @@ Status Trainer::build(const Module &module, const OptionList &options,
   if (Status status = stepOptions(options, binder, source->limits, step);
       !status.ok)
     return status;
+  if (accumulate > 1)
+    step.splitStep = true;
   std::lock_guard<std::mutex> lock(source->mutex);
   // The ONNX model again, imported for training (initializers marked, no
   // cleanup), in a context of its own.
@@ -142,16 +155,53 @@ const std::vector<TensorInfo> &Trainer::getBatchInputs() const {
 
 int64_t Trainer::getStepCount() const { return state ? state->steps : 0; }
 
+/// Rows [begin, end) of a tensor (samples along dimension 0).
+static Tensor rowsOf(const Tensor &tensor, int64_t begin, int64_t end) {
+  Tensor part;
+  part.elementType = tensor.elementType;
+  part.shape = tensor.shape;
+  part.shape[0] = end - begin;
+  size_t rowBytes = tensor.shape[0] ? tensor.bytes.size() / tensor.shape[0] : 0;
+  part.bytes.assign(tensor.bytes.begin() + begin * rowBytes,
+                    tensor.bytes.begin() + end * rowBytes);
+  return part;
+}
+
 Status Trainer::step(Tensor input, Tensor labels, StepResult &result) {
   if (!state)
     return Status::error("the trainer is empty");
   std::lock_guard<std::mutex> lock(state->mutex);
   TrainSession &session = *state->session;
-  if (llvm::Error err = session.checkBatch(input, labels, "input", "labels"))
-    return Status::error(llvm::toString(std::move(err)));
   std::vector<Tensor> results;
-  mlir::amp::execution::StepOutcome outcome =
-      session.step(std::move(input), std::move(labels), results);
+  mlir::amp::execution::StepOutcome outcome;
+  int64_t K = state->accumulate;
+  if (K == 1) {
+    if (llvm::Error err = session.checkBatch(input, labels, "input", "labels"))
+      return Status::error(llvm::toString(std::move(err)));
+    outcome = session.step(std::move(input), std::move(labels), results);
+  } else {
+    int64_t rows = input.shape.empty() ? 0 : input.shape[0];
+    if (input.shape.empty() || labels.shape.empty() ||
+        labels.shape[0] != rows || rows % K != 0)
+      return Status::error(
+          "with accumulate=" + std::to_string(K) +
+          ", a step takes input and labels whose first dimension (the same "
+          "in both) splits into " +
+          std::to_string(K) + " equal micro-batches");
+    int64_t micro = rows / K;
+    std::vector<std::pair<Tensor, Tensor>> batches;
+    for (int64_t k = 0; k < K; ++k) {
+      batches.emplace_back(rowsOf(input, k * micro, (k + 1) * micro),
+                           rowsOf(labels, k * micro, (k + 1) * micro));
+      if (llvm::Error err = session.checkBatch(
+              batches.back().first, batches.back().second,
+              "input (micro-batch " + std::to_string(k) + ")",
+              "labels (micro-batch " + std::to_string(k) + ")"))
+        return Status::error(llvm::toString(std::move(err)));
+    }
+    outcome = session.accumulatedStep(
+        [&](int64_t k) { return std::move(batches[k]); }, K, results);
+  }
   ++state->steps;
   result.loss = outcome.loss;
   result.lossScale = outcome.lossScale;

@@ -134,13 +134,6 @@ private:
   LogicalResult loadState();
   LogicalResult saveState();
   LogicalResult evaluate(const Tensor &data, const Tensor &labels);
-  /// One optimizer step over `accumulate` micro-batches through
-  /// @compute_gradients and @apply_gradients; fills `results` in
-  /// @train_step's layout (loss, found_inf, nonfinite, lr; the state is
-  /// updated in place).
-  void accumulatedStep(const Tensor &data, const Tensor &labels,
-                       llvm::function_ref<std::vector<int64_t>(int64_t)> rowsOf,
-                       double scale, std::vector<Tensor> &results);
 
   const TrainLoopOptions &options;
   llvm::raw_ostream &log;
@@ -219,85 +212,6 @@ LogicalResult Trainer::saveState() {
   return success();
 }
 
-void Trainer::accumulatedStep(
-    const Tensor &data, const Tensor &labels,
-    llvm::function_ref<std::vector<int64_t>(int64_t)> rowsOf, double scale,
-    std::vector<Tensor> &results) {
-  std::vector<Tensor> &state = session->getState();
-  llvm::StringMap<unsigned> byName;
-  for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
-    byName[layout.argNames[arg]] = k;
-  llvm::StringMap<Tensor> grads;
-  for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
-    if (layout.argRoles[arg] == "param") {
-      Tensor zero = state[k];
-      std::fill(zero.bytes.begin(), zero.bytes.end(), 0);
-      grads[layout.argNames[arg] + ".grad"] = std::move(zero);
-    }
-  const CpuFunction *compute = session->getFunction("compute_gradients");
-  const CpuFunction *apply = session->getFunction("apply_gradients");
-  int64_t K = options.accumulate;
-  Tensor gradScale = scalarTensor(static_cast<float>(scale / K));
-  // Dropout masks of micro-batch k of optimizer step `step`: counter
-  // step * K + k (K = 1 gives @train_step's masks).
-  int64_t stepValue = 0;
-  if (auto it = byName.find("step"); it != byName.end())
-    std::memcpy(&stepValue, state[it->second].bytes.data(), sizeof(int64_t));
-  auto dropoutCounter = [&](int64_t k) { return scalarTensor(stepValue * K + k); };
-  double lossSum = 0;
-  std::vector<Tensor> args, out;
-  for (int64_t k = 0; k < K; ++k) {
-    std::vector<int64_t> rows = rowsOf(batchesDone + k);
-    args.assign(layout.compute->args.size(), Tensor());
-    for (auto [i, arg] : llvm::enumerate(layout.compute->args)) {
-      const auto &[role, name] = arg;
-      if (role == "param" || role == "buffer")
-        args[i] = state[byName.lookup(name)];
-      else if (role == "grad")
-        args[i] = grads[name];
-      else if (role == "grad_scale")
-        args[i] = gradScale;
-      else if (role == "dropout_counter")
-        args[i] = dropoutCounter(k);
-      else if (role == "dropout_replica")
-        args[i] = session->replicaTensor();
-      else if (role == "labels")
-        args[i] = gatherRows(labels, rows);
-      else
-        args[i] = compute->prepareInput(i, gatherRows(data, rows));
-    }
-    compute->run(args, out);
-    for (auto [i, result] : llvm::enumerate(layout.compute->results)) {
-      const auto &[role, name] = result;
-      if (role == "loss")
-        lossSum += scalarOf(out[i]);
-      else if (role == "buffer")
-        state[byName.lookup(name)] = std::move(out[i]);
-      else if (role == "grad")
-        grads[name] = std::move(out[i]);
-    }
-  }
-  // One process: no other rank's overflow flag to honour.
-  Tensor noFoundInf = scalarTensor(0.0f);
-  args.assign(layout.apply->args.size(), Tensor());
-  for (auto [i, arg] : llvm::enumerate(layout.apply->args))
-    args[i] = arg.first == "grad"        ? grads[arg.second]
-              : arg.first == "found_inf" ? noFoundInf
-                                         : state[byName.lookup(arg.second)];
-  apply->run(args, out);
-  results.assign(layout.resultRoles.size(), Tensor());
-  for (auto [i, result] : llvm::enumerate(layout.apply->results)) {
-    const auto &[role, name] = result;
-    if (isStateRole(role)) {
-      state[byName.lookup(name)] = std::move(out[i]);
-      continue;
-    }
-    for (auto [j, trainRole] : llvm::enumerate(layout.resultRoles))
-      if (trainRole == role)
-        results[j] = std::move(out[i]);
-  }
-  results[layout.lossResult] = scalarTensor(static_cast<float>(lossSum / K));
-}
 
 LogicalResult Trainer::evaluate(const Tensor &data, const Tensor &labels) {
   int64_t count = data.shape[0];
@@ -420,7 +334,13 @@ LogicalResult Trainer::run(ModuleOp module) {
       std::vector<int64_t> rows = rowsOf(batchesDone);
       session->step(gatherRows(data, rows), gatherRows(labels, rows), results);
     } else {
-      accumulatedStep(data, labels, rowsOf, scaleIn, results);
+      session->accumulatedStep(
+          [&](int64_t k) {
+            std::vector<int64_t> rows = rowsOf(batchesDone + k);
+            return std::make_pair(gatherRows(data, rows),
+                                  gatherRows(labels, rows));
+          },
+          K, results);
     }
     StepOutcome outcome = session->outcomeOf(results, scaleIn);
     lastLoss = outcome.loss;

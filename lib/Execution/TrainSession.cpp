@@ -255,6 +255,91 @@ StepOutcome TrainSession::step(Tensor input, Tensor labels,
   return outcomeOf(results, scale);
 }
 
+bool TrainSession::canAccumulate() const {
+  return layout.compute && layout.apply && getFunction("compute_gradients") &&
+         getFunction("apply_gradients");
+}
+
+StepOutcome TrainSession::accumulatedStep(
+    llvm::function_ref<std::pair<Tensor, Tensor>(int64_t)> microBatch,
+    int64_t count, std::vector<Tensor> &results) {
+  double scale = getLossScale();
+  llvm::StringMap<unsigned> byName;
+  for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
+    byName[layout.argNames[arg]] = k;
+  llvm::StringMap<Tensor> grads;
+  for (auto [k, arg] : llvm::enumerate(layout.stateArgs))
+    if (layout.argRoles[arg] == "param") {
+      Tensor zero = state[k];
+      std::fill(zero.bytes.begin(), zero.bytes.end(), 0);
+      grads[layout.argNames[arg] + ".grad"] = std::move(zero);
+    }
+  const CpuFunction *compute = getFunction("compute_gradients");
+  const CpuFunction *apply = getFunction("apply_gradients");
+  int64_t K = count;
+  Tensor gradScale = scalarTensor(static_cast<float>(scale / K));
+  // Dropout masks of micro-batch k of optimizer step `step`: counter
+  // step * K + k (K = 1 gives @train_step's masks).
+  int64_t stepValue = 0;
+  if (auto it = byName.find("step"); it != byName.end())
+    std::memcpy(&stepValue, state[it->second].bytes.data(), sizeof(int64_t));
+  auto dropoutCounter = [&](int64_t k) { return scalarTensor(stepValue * K + k); };
+  double lossSum = 0;
+  std::vector<Tensor> args, out;
+  for (int64_t k = 0; k < K; ++k) {
+    auto [input, labels] = microBatch(k);
+    args.assign(layout.compute->args.size(), Tensor());
+    for (auto [i, arg] : llvm::enumerate(layout.compute->args)) {
+      const auto &[role, name] = arg;
+      if (role == "param" || role == "buffer")
+        args[i] = state[byName.lookup(name)];
+      else if (role == "grad")
+        args[i] = grads[name];
+      else if (role == "grad_scale")
+        args[i] = gradScale;
+      else if (role == "dropout_counter")
+        args[i] = dropoutCounter(k);
+      else if (role == "dropout_replica")
+        args[i] = replicaTensor();
+      else if (role == "labels")
+        args[i] = std::move(labels);
+      else
+        args[i] = compute->prepareInput(i, std::move(input));
+    }
+    compute->run(args, out);
+    for (auto [i, result] : llvm::enumerate(layout.compute->results)) {
+      const auto &[role, name] = result;
+      if (role == "loss")
+        lossSum += scalarOf(out[i]);
+      else if (role == "buffer")
+        state[byName.lookup(name)] = std::move(out[i]);
+      else if (role == "grad")
+        grads[name] = std::move(out[i]);
+    }
+  }
+  // One process: no other rank's overflow flag to honour.
+  Tensor noFoundInf = scalarTensor(0.0f);
+  args.assign(layout.apply->args.size(), Tensor());
+  for (auto [i, arg] : llvm::enumerate(layout.apply->args))
+    args[i] = arg.first == "grad"        ? grads[arg.second]
+              : arg.first == "found_inf" ? noFoundInf
+                                         : state[byName.lookup(arg.second)];
+  apply->run(args, out);
+  results.assign(layout.resultRoles.size(), Tensor());
+  for (auto [i, result] : llvm::enumerate(layout.apply->results)) {
+    const auto &[role, name] = result;
+    if (isStateRole(role)) {
+      state[byName.lookup(name)] = std::move(out[i]);
+      continue;
+    }
+    for (auto [j, trainRole] : llvm::enumerate(layout.resultRoles))
+      if (trainRole == role)
+        results[j] = std::move(out[i]);
+  }
+  results[layout.lossResult] = scalarTensor(static_cast<float>(lossSum / K));
+  return outcomeOf(results, scale);
+}
+
 StepOutcome TrainSession::outcomeOf(const std::vector<Tensor> &results,
                                     double lossScale) const {
   StepOutcome outcome;

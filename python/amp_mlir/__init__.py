@@ -264,8 +264,10 @@ class Trainer:
 
     def step(self, x, y) -> StepResult:
         """One optimizer step on the batch ``x`` with labels (or targets)
-        ``y``. Non-finite gradients without loss scaling, or with the scale
-        at its minimum, raise :class:`AmpError` (training cannot go on)."""
+        ``y`` (with ``accumulate=K``: K micro-batches, the rows split
+        evenly). Non-finite gradients without loss scaling, or with the
+        scale at its minimum, raise :class:`AmpError` (training cannot go
+        on)."""
         return StepResult(*self._native.step(_c_order(x),
                                              _c_order(y)))
 
@@ -295,7 +297,7 @@ class Trainer:
 
 def build_train_step(module: Module, *, loss: str = "cross-entropy", optimizer: str = "sgd",
                      lr: float = 1e-3, dtype: str | None = None, loss_scale=None,
-                     batch_size: int | None = None, **options) -> Trainer:
+                     batch_size: int | None = None, accumulate: int = 1, **options) -> Trainer:
     """Builds and compiles the training program of an ONNX model, as
     ``amp-opt --train`` / ``amp-run --train`` do, with the same options.
 
@@ -304,7 +306,10 @@ def build_train_step(module: Module, *, loss: str = "cross-entropy", optimizer: 
     forward pass is autocast; fp32 master weights); ``loss_scale``
     "dynamic" (the fp16 default), "none", "static:S" or a number S;
     ``batch_size`` gives the step a static batch size (convolution weight
-    gradients need one; amp-run uses ``--batch-size``). Further keywords
+    gradients need one; amp-run uses ``--batch-size``). ``accumulate`` K > 1:
+    each :meth:`Trainer.step` takes K micro-batches of ``batch_size`` rows
+    (its arrays have K * batch_size rows), one optimizer step over them, as
+    ``amp-run --train --accumulate K`` does. Further keywords
     are the other options of ``amp-train-step{...}`` and the front end with
     ``_`` for ``-`` (``weight_decay``, ``lr_schedule``, ``warmup_steps``,
     ``clip_grad_norm``, ``loss_scale_init``, ``frozen``, ``deny``, ...;
@@ -317,7 +322,7 @@ def build_train_step(module: Module, *, loss: str = "cross-entropy", optimizer: 
     if not module.from_onnx:
         if any(v is not None for v in (dtype, loss_scale, batch_size)) or options:
             raise AmpError("the module is a training program already: its options are fixed")
-        return Trainer(_amp_mlir.build_train_step(module._native, []))
+        return Trainer(_amp_mlir.build_train_step(module._native, [], int(accumulate)))
     given: dict[str, Any] = {"loss": loss, "optimizer": optimizer, "lr": float(lr)}
     if dtype is not None:
         try:
@@ -333,7 +338,7 @@ def build_train_step(module: Module, *, loss: str = "cross-entropy", optimizer: 
         if name in given or name in ("type", "static_batch"):
             raise TypeError(f"build_train_step() got {name!r} twice")
         given[name] = value
-    return Trainer(_amp_mlir.build_train_step(module._native, _options(given)))
+    return Trainer(_amp_mlir.build_train_step(module._native, _options(given), int(accumulate)))
 
 
 def train_step_options() -> list:

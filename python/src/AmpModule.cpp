@@ -330,13 +330,14 @@ NB_MODULE(_amp_mlir, m) {
              check(trainer.exportOnnx(path));
            });
 
-  m.def("build_train_step", [](const api::Module &module, nb::handle options) {
+  m.def("build_train_step", [](const api::Module &module, nb::handle options,
+                               int64_t accumulate) {
     api::OptionList list = toOptions(options);
     api::Trainer trainer;
     api::Status status;
     {
       nb::gil_scoped_release release;
-      status = api::Trainer::build(module, list, trainer);
+      status = api::Trainer::build(module, list, accumulate, trainer);
     }
     check(status);
     return trainer;

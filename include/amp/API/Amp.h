@@ -197,14 +197,18 @@ public:
   /// loss, optimizer, lr, loss-scale, static-batch, ..., and the front
   /// end's type, opt-level, ...; without `type` the step is fp32), or takes
   /// a training program already built (`amp-opt --train` output), and
-  /// compiles it.
+  /// compiles it. `accumulate` > 1: each step() takes that many
+  /// micro-batches (amp-run --train --accumulate; the program is split into
+  /// @compute_gradients and @apply_gradients).
   static Status build(const Module &module, const OptionList &options,
-                      Trainer &result);
+                      int64_t accumulate, Trainer &result);
 
   /// The model input and the labels @train_step takes.
   const std::vector<TensorInfo> &getBatchInputs() const;
-  /// One optimizer step on a batch. Overflowing without loss scaling, or
-  /// with the scale at its minimum, is an error (as in amp-run --train).
+  /// One optimizer step on a batch (with accumulation: `accumulate`
+  /// micro-batches, the batch's rows split evenly). Overflowing without
+  /// loss scaling, or with the scale at its minimum, is an error (as in
+  /// amp-run --train).
   Status step(Tensor input, Tensor labels, StepResult &result);
   /// The model (@main) on `input` with the current weights.
   Status predict(Tensor input, std::vector<Tensor> &outputs) const;

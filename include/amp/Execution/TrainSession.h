@@ -17,6 +17,7 @@
 #include "amp/Execution/CpuProgram.h"
 #include "amp/Runtime/Npz.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
 #include <functional>
@@ -104,6 +105,18 @@ public:
   /// checked by the caller, see checkBatch); the state is updated and
   /// `results` is @train_step's results.
   StepOutcome step(Tensor input, Tensor labels, std::vector<Tensor> &results);
+  /// Whether the program has @compute_gradients and @apply_gradients and
+  /// the session compiled them (Options::split).
+  bool canAccumulate() const;
+  /// One optimizer step over `count` micro-batches (`microBatch(k)` gives
+  /// micro-batch k's input and labels) through @compute_gradients and
+  /// @apply_gradients: the gradients are pre-divided by `count`, the loss is
+  /// the micro-batches' mean, one skip decision for the whole step, and
+  /// Dropout's counter for micro-batch k is step * count + k. `results`
+  /// is in @train_step's layout. Needs canAccumulate().
+  StepOutcome accumulatedStep(
+      llvm::function_ref<std::pair<Tensor, Tensor>(int64_t)> microBatch,
+      int64_t count, std::vector<Tensor> &results);
   /// Checks a batch against @train_step's input and labels (`inputName`,
   /// `labelsName` name them in the message).
   llvm::Error checkBatch(const Tensor &input, const Tensor &labels,

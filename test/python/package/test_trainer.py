@@ -115,6 +115,43 @@ def test_trainer_equals_amp_run_train(amp_run, digits, name, kwargs, flags):
         assert (logits.argmax(1) == y).mean() > 0.5
 
 
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+def test_accumulation_equals_amp_run(amp_run, digits, precision):
+    """accumulate=4 micro-batches of 8 = amp-run --batch-size 8 --accumulate 4,
+    bit for bit (one skip decision and one loss scale per optimizer step)."""
+    folder, x, y = digits
+    flags = ["--optimizer", "adamw", "--lr", "1e-2", "--batch-size", "8", "--accumulate", "4"]
+    kwargs = {"optimizer": "adamw", "lr": 1e-2}
+    if precision == "fp16":
+        flags += ["--amp-type", "f16", "--loss-scale-init", "1e9"]
+        kwargs.update(dtype="fp16", loss_scale_init=1e9)
+    steps = 12
+    out = folder / "acc"
+    out.mkdir(exist_ok=True)
+    proc = subprocess.run(
+        [amp_run, str(folder / "mlp.onnx"), "--train", "--data", str(folder / "x.npy"),
+         "--labels", str(folder / "y.npy"), "--steps", str(steps), "--no-shuffle",
+         f"--save-state={out / 'state.npz'}", f"--log-csv={out / 'log.csv'}", *flags],
+        capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    log = np.loadtxt(out / "log.csv", delimiter=",", skiprows=1, ndmin=2)
+    state = dict(np.load(out / "state.npz"))
+    trainer = amp_mlir.build_train_step(amp_mlir.import_onnx(folder / "mlp.onnx"),
+                                        batch_size=8, accumulate=4, **kwargs)
+    results = [trainer.step(x[(n % 10) * 32:(n % 10 + 1) * 32], y[(n % 10) * 32:(n % 10 + 1) * 32])
+               for n in range(steps)]
+    np.testing.assert_array_equal([np.float32(r.loss) for r in results],
+                                  log[:, 1].astype(np.float32))
+    np.testing.assert_array_equal([r.scale for r in results], log[:, 2])
+    np.testing.assert_array_equal([int(r.skipped) for r in results], log[:, 4])
+    if precision == "fp16":
+        assert sum(r.skipped for r in results) >= 1
+    for key, value in trainer.state_dict().items():
+        np.testing.assert_array_equal(value, state[key], err_msg=key)
+    with pytest.raises(amp_mlir.AmpError, match="splits into 4 equal micro-batches"):
+        trainer.step(x[:30], y[:30])
+
+
 def test_state_round_trip_continues_identically(amp_run, digits):
     folder, x, y = digits
     module = amp_mlir.import_onnx(folder / "mlp.onnx")
@@ -153,6 +190,8 @@ def test_a_built_program_trains_like_its_onnx_model(amp_opt, digits, tmp_path):
     assert (tmp_path / "a.onnx").read_bytes() == (tmp_path / "b.onnx").read_bytes()
     with pytest.raises(amp_mlir.AmpError, match="options are fixed"):
         amp_mlir.build_train_step(amp_mlir.load_mlir(program), dtype="fp16")
+    with pytest.raises(amp_mlir.AmpError, match="--split-step"):
+        amp_mlir.build_train_step(amp_mlir.load_mlir(program), accumulate=2)
 
 
 def test_trainer_errors(digits):
