@@ -163,10 +163,12 @@ def import_onnx(model, *, fold_constants: bool = True,
 
 
 def load_mlir(source) -> Module:
-    """Parses amp MLIR: a path (``str`` naming an existing file, or a
-    ``PathLike``; text or bytecode) or MLIR text."""
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
-                                           and os.path.exists(source)):
+    """Parses amp MLIR: a path (a ``PathLike``, or a ``str`` naming an
+    existing file or ending in ``.mlir``/``.mlirbc``; text or bytecode) or
+    MLIR text."""
+    looks_like_path = isinstance(source, str) and "\n" not in source and (
+        os.path.exists(source) or source.endswith((".mlir", ".mlirbc")))
+    if isinstance(source, os.PathLike) or looks_like_path:
         return Module(_amp_mlir.parse_mlir_file(os.fspath(source)))
     return Module(_amp_mlir.parse_mlir_text(source, "<string>"))
 

@@ -235,6 +235,8 @@ def test_file_errors(tmp_path):
     assert info.value.diagnostics[0].line == 1 and info.value.diagnostics[0].file == "<string>"
     with pytest.raises(amp_mlir.AmpError, match="cannot open"):
         amp_mlir.load_mlir(pathlib.Path(tmp_path / "missing.mlir"))
+    with pytest.raises(amp_mlir.AmpError, match="cannot open"):
+        amp_mlir.load_mlir(str(tmp_path / "missing.mlir"))
 
 
 def test_limits_are_the_tools_caps(mlp):
