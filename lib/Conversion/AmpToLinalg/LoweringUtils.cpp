@@ -160,7 +160,8 @@ Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
 Value reshapeTensor(OpBuilder &b, Location loc, Value source,
                     RankedTensorType type, ArrayRef<OpFoldResult> sizes) {
   auto sourceType = cast<RankedTensorType>(source.getType());
-  if (sourceType == type)
+  // Equal types are the same shape only with at most one dynamic size.
+  if (sourceType == type && type.getNumDynamicDims() <= 1)
     return source;
   SmallVector<OpFoldResult> mixed;
   for (auto [i, size] : llvm::enumerate(type.getShape()))

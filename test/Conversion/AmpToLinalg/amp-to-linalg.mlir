@@ -536,3 +536,15 @@ func.func @conv_f16(%x: tensor<1x3x8x8xf16>, %w: tensor<4x3x3x3xf16>, %b: tensor
   %0 = amp.conv %x, %w, %b : (tensor<1x3x8x8xf16>, tensor<4x3x3x3xf16>, tensor<4xf16>) -> tensor<1x4x6x6xf16>
   return %0 : tensor<1x4x6x6xf16>
 }
+
+// -----
+
+// A reshape between equal types with more than one dynamic size moves
+// elements ([8, ?, ?] from [8, b, 32] to [8, 4b, 8]): it is kept.
+// CHECK-LABEL: func.func @reshape_equal_dynamic_types
+// CHECK: %[[R:.*]] = tensor.reshape %arg0
+// CHECK: return %[[R]]
+func.func @reshape_equal_dynamic_types(%x: tensor<8x?x?xf32>, %s: tensor<3xi64>) -> tensor<8x?x?xf32> {
+  %r = amp.reshape %x, %s {allowzero = 1 : i64} : (tensor<8x?x?xf32>, tensor<3xi64>) -> tensor<8x?x?xf32>
+  return %r : tensor<8x?x?xf32>
+}

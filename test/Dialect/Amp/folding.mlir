@@ -141,3 +141,20 @@ func.func @cast_chains(%h: tensor<4xf16>, %f: tensor<4xf32>, %b: tensor<4xbf16>,
   // CHECK: return %[[H]], %[[UP]], %[[WIDE]], %[[BF16]], %[[I]], %[[UP]]
   return %1, %3, %4, %6, %8, %3 : tensor<4xf16>, tensor<4xf32>, tensor<4xf64>, tensor<4xf16>, tensor<4xi8>, tensor<4xf32>
 }
+
+// -----
+
+// A reshape between equal types is a no-op only when at most one size is
+// dynamic: [8, ?, ?] -> [8, ?, ?] may move elements between the two.
+// CHECK-LABEL: func.func @reshape_equal_dynamic_types
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x?x?xf32>, %[[S:[^:]*]]: tensor<3xi64>, %[[Y:[^:]*]]: tensor<8x?x4xf32>
+func.func @reshape_equal_dynamic_types(%x: tensor<8x?x?xf32>, %s: tensor<3xi64>,
+                                       %y: tensor<8x?x4xf32>)
+    -> (tensor<8x?x?xf32>, tensor<8x?x4xf32>) {
+  // CHECK: %[[R:.*]] = amp.reshape %[[X]], %[[S]]
+  // CHECK-NOT: amp.reshape
+  // CHECK: return %[[R]], %[[Y]]
+  %r = amp.reshape %x, %s : (tensor<8x?x?xf32>, tensor<3xi64>) -> tensor<8x?x?xf32>
+  %same = amp.reshape %y, %s : (tensor<8x?x4xf32>, tensor<3xi64>) -> tensor<8x?x4xf32>
+  return %r, %same : tensor<8x?x?xf32>, tensor<8x?x4xf32>
+}

@@ -306,7 +306,10 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
 /// Shared by the ops that only change the shape of their input.
 static OpFoldResult foldShapeChange(Value input, Value result,
                                     Attribute inputValue) {
-  if (input.getType() == result.getType())
+  // Equal types are a no-op only with at most one dynamic size (the element
+  // count then fixes it): [8, ?, ?] may become [8, ?, ?] with other sizes.
+  if (input.getType() == result.getType() &&
+      cast<RankedTensorType>(input.getType()).getNumDynamicDims() <= 1)
     return input;
   return reshapeConstant(inputValue, getStaticType(result));
 }
