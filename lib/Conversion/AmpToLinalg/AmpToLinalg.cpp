@@ -62,6 +62,18 @@ struct ConstantOpLowering : public OpConversionPattern<amp::ConstantOp> {
         return notLowerable(op, "unsupported constant attribute");
       }
     }
+    // A 0-d global's initial value is read as a splat when it is lowered
+    // to LLVM, which a dense_resource cannot give: copy the one element.
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+        resource && type.getRank() == 0) {
+      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+      bool splat = false;
+      if (!blob ||
+          !DenseElementsAttr::isValidRawBuffer(type, blob->getData(), splat))
+        return notLowerable(op, "the constant's resource holds no data of "
+                                "its type");
+      value = DenseElementsAttr::getFromRawBuffer(type, blob->getData());
+    }
     rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, type,
                                                    cast<TypedAttr>(value));
     return success();

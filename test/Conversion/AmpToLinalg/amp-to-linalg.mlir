@@ -548,3 +548,25 @@ func.func @reshape_equal_dynamic_types(%x: tensor<8x?x?xf32>, %s: tensor<3xi64>)
   %r = amp.reshape %x, %s {allowzero = 1 : i64} : (tensor<8x?x?xf32>, tensor<3xi64>) -> tensor<8x?x?xf32>
   return %r : tensor<8x?x?xf32>
 }
+
+// -----
+
+// A 0-d dense_resource constant becomes a dense one (LLVM lowering reads a
+// 0-d global as a splat); larger ones keep sharing their blob.
+// CHECK-LABEL: func.func @scalar_resource_constant
+// CHECK: arith.constant dense<2.000000e+00> : tensor<f32>
+// CHECK: arith.constant dense_resource<v> : tensor<2xf32>
+func.func @scalar_resource_constant() -> (tensor<f32>, tensor<2xf32>) {
+  %s = amp.constant dense_resource<s> : tensor<f32>
+  %v = amp.constant dense_resource<v> : tensor<2xf32>
+  return %s, %v : tensor<f32>, tensor<2xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      s: "0x0400000000000040",
+      v: "0x040000000000803F00000040"
+    }
+  }
+#-}
