@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Runtime/CpuRuntime.h"
+#include "amp/Runtime/FloatConversion.h"
 
 #include <dnnl.h>
 #include <omp.h>
@@ -857,6 +858,18 @@ extern "C" void amp_cpu_parallel_for(void (*body)(int64_t, int64_t, void *),
   }
 }
 
+/// compiler-rt's float -> bfloat16 truncation, which LLVM's x86 backend
+/// calls where it promotes bf16 vector code (a select of <2 x bfloat> the
+/// SLP vectorizer formed) and which the JIT's process does not have. The
+/// bf16 result is returned in the low 16 bits of the float return register
+/// (xmm0 / s0), where the caller reads a bfloat.
+extern "C" float amp_cpu_truncsfbf2(float value) {
+  uint32_t bits = amp_runtime::floatToBFloat16Bits(value);
+  float result;
+  std::memcpy(&result, &bits, sizeof(result));
+  return result;
+}
+
 namespace mlir::amp {
 const RuntimeSymbol *getCpuRuntimeSymbols(unsigned &count) {
   static const RuntimeSymbol symbols[] = {
@@ -866,6 +879,7 @@ const RuntimeSymbol *getCpuRuntimeSymbols(unsigned &count) {
        reinterpret_cast<void *>(&amp_cpu_conv_weight_grad_f32)},
       {"amp_cpu_parallel_for",
        reinterpret_cast<void *>(&amp_cpu_parallel_for)},
+      {"__truncsfbf2", reinterpret_cast<void *>(&amp_cpu_truncsfbf2)},
   };
   count = sizeof(symbols) / sizeof(symbols[0]);
   return symbols;
