@@ -5,7 +5,8 @@
 #                         example model and print the result
 #   scripts/amp.sh test   install what is missing, build, run every test
 #                         (lit + FileCheck, GoogleTest, fuzzing, pytest)
-#   scripts/amp.sh build  install what is missing and build only
+#   scripts/amp.sh build  install what is missing and build only (with the
+#                         Torch virtual environment below)
 #   scripts/amp.sh sanitize
 #                         build amp with ASan + UBSan (build-sanitize/) and
 #                         run lit, GoogleTest and the tool-driving pytest
@@ -32,6 +33,13 @@ APT_PACKAGES=(cmake ninja-build ccache g++ llvm-19-dev libmlir-19-dev
 # (lib/Target/ONNX/OnnxOpVersions.inc) come from this release.
 PIP_PACKAGES=(onnx==1.23.2 numpy pytest onnxruntime scikit-learn nanobind
   scikit-build-core)
+# amp_mlir.torch needs torch.export (PyPI's torch 2.x; Debian's torch 1.13,
+# which the ONNX test exports use, has none). It lives in a virtual
+# environment beside $PYTHON's packages (--system-site-packages: it sees the
+# installed amp_mlir, numpy, pytest, onnx), outside the clone so that clones
+# share it; pip's cache serves a reinstall.
+TORCH_VENV="${AMP_TORCH_VENV:-$HOME/.cache/amp/torch-venv}"
+TORCH_PACKAGES=(torch==2.15.0 torchvision==0.29.2)
 
 log() { printf '== %s\n' "$*" >&2; }
 
@@ -69,6 +77,24 @@ sys.exit(bool('$version') and $module.__version__ != '$version')" 2>/dev/null \
     log "pip install ${missing_pip[*]}"
     "$PYTHON" -m pip install -q "${missing_pip[@]}"
   fi
+}
+
+install_torch_venv() {
+  if "$TORCH_VENV/bin/python" -c "import torch, torchvision, torch.export
+import sys; sys.exit(torch.__version__.split('+')[0] != '${TORCH_PACKAGES[0]#*==}')" 2>/dev/null; then
+    return
+  fi
+  if [[ $(id -u) -ne 0 && ! -w "$(dirname "$TORCH_VENV")" ]]; then
+    log "the Torch tests need $TORCH_VENV: $PYTHON -m venv --system-site-packages $TORCH_VENV" \
+      "&& $TORCH_VENV/bin/pip install ${TORCH_PACKAGES[*]}"
+    exit 1
+  fi
+  log "virtual environment $TORCH_VENV with ${TORCH_PACKAGES[*]}"
+  local start=$SECONDS
+  mkdir -p "$(dirname "$TORCH_VENV")"
+  "$PYTHON" -m venv --system-site-packages "$TORCH_VENV"
+  "$TORCH_VENV/bin/python" -m pip install -q "${TORCH_PACKAGES[@]}"
+  log "torch installed in $((SECONDS - start)) s"
 }
 
 build() {
@@ -152,7 +178,12 @@ run_tests() {
   bash "$ROOT/scripts/fuzz.sh" --seconds 20 || status=1
   log "pytest"
   AMP_OPT="$BUILD/bin/amp-opt" AMP_RUN="$BUILD/bin/amp-run" \
-    "$PYTHON" -m pytest -q --durations=25 "$ROOT/test/python" || status=1
+    "$PYTHON" -m pytest -q --durations=25 --ignore="$ROOT/test/python/torch" \
+    "$ROOT/test/python" || status=1
+  log "pytest, Torch front end ($TORCH_VENV)"
+  AMP_OPT="$BUILD/bin/amp-opt" AMP_RUN="$BUILD/bin/amp-run" \
+    "$TORCH_VENV/bin/python" -m pytest -q -p no:logging --durations=10 \
+    "$ROOT/test/python/torch" || status=1
   if ((status)); then
     log "some tests FAILED"
   else
@@ -200,8 +231,8 @@ sanitize() {
 
 case "${1:-}" in
   demo) install_deps; build; demo ;;
-  test) install_deps; build; run_tests ;;
-  build) install_deps; build ;;
+  test) install_deps; build; install_torch_venv; run_tests ;;
+  build) install_deps; build; install_torch_venv ;;
   sanitize) install_deps; sanitize ;;
   *) echo "usage: $0 {demo|test|build|sanitize}" >&2; exit 2 ;;
 esac

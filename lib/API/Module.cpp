@@ -5,6 +5,7 @@
 #include "amp/Pipelines/Pipelines.h"
 #include "amp/Target/ONNX/ONNXExporter.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
+#include "amp/Target/Torch/TorchImporter.h"
 #include "amp/Transforms/Passes.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -115,6 +116,36 @@ Status Module::parseMlirFile(const std::string &path, Module &result) {
 Status Module::parseMlirText(const std::string &text, const std::string &name,
                              Module &result) {
   return parseMlir(llvm::MemoryBuffer::getMemBufferCopy(text, name), result);
+}
+
+Status Module::importTorchGraph(const std::string &graphJson,
+                                const std::vector<ExternalWeight> &weights,
+                                Module &result) {
+  std::vector<mlir::amp::TorchWeight> torchWeights;
+  for (const ExternalWeight &weight : weights)
+    torchWeights.push_back(
+        {weight.name,
+         llvm::ArrayRef<char>(static_cast<const char *>(weight.data),
+                              weight.bytes),
+         weight.owner});
+  auto state = newState();
+  DiagnosticCapture capture(state->context.get());
+  OwningOpRef<ModuleOp> module = mlir::amp::importTorchGraph(
+      graphJson, torchWeights, state->context.get());
+  torchWeights.clear();
+  Status status = capture.finish(success(static_cast<bool>(module)));
+  if (!status.ok)
+    return status;
+  state->module = std::move(module);
+  result = Module(std::move(state));
+  return status;
+}
+
+std::vector<::amp::api::AtenOpInfo> (::amp::api::supportedAtenOps)() {
+  std::vector<AtenOpInfo> result;
+  for (const mlir::amp::AtenOpInfo &info : mlir::amp::getSupportedAtenOps())
+    result.push_back({info.target.str(), info.ampOps.str()});
+  return result;
 }
 
 bool Module::isFromOnnx() const { return state && state->fromOnnx; }

@@ -42,6 +42,23 @@ void check(const api::Status &status) {
   throw nb::python_error();
 }
 
+/// A reference to a Python object that may be released on any thread
+/// (MLIR drops weight blobs while passes run without the GIL).
+std::shared_ptr<const void> keepAlive(nb::handle object) {
+  PyObject *raw = object.ptr();
+  Py_INCREF(raw);
+  return std::shared_ptr<const void>(raw, [](const void *pointer) {
+#if PY_VERSION_HEX >= 0x030D0000
+    if (!Py_IsInitialized() || Py_IsFinalizing())
+#else
+    if (!Py_IsInitialized() || _Py_IsFinalizing())
+#endif
+      return; // the interpreter is going away: nothing to release
+    nb::gil_scoped_acquire gil;
+    Py_DECREF(static_cast<PyObject *>(const_cast<void *>(pointer)));
+  });
+}
+
 /// Option values from Python: bool, int, float, str or a list of str.
 api::OptionList toOptions(nb::handle items) {
   api::OptionList options;
@@ -431,6 +448,41 @@ NB_MODULE(_amp_mlir, m) {
     }
     check(status);
     return module;
+  });
+  m.def(
+      "import_torch_graph",
+      [](const std::string &json, nb::handle weights) {
+        // (state-dict name, address, byte size, owner) per weight: the
+        // owner (the torch tensor) keeps the memory alive without a copy.
+        std::vector<api::ExternalWeight> list;
+        for (nb::handle item : weights) {
+          auto entry = nb::cast<nb::tuple>(item);
+          if (entry.size() != 4)
+            throw nb::value_error("a weight is (name, address, bytes, owner)");
+          api::ExternalWeight weight;
+          weight.name = nb::cast<std::string>(entry[0]);
+          weight.data = reinterpret_cast<const void *>(
+              nb::cast<uintptr_t>(entry[1]));
+          weight.bytes = nb::cast<size_t>(entry[2]);
+          weight.owner = keepAlive(entry[3]);
+          list.push_back(std::move(weight));
+        }
+        api::Module module;
+        api::Status status;
+        {
+          nb::gil_scoped_release release;
+          status = api::Module::importTorchGraph(json, list, module);
+          list.clear(); // drops the owners the module does not hold
+        }
+        check(status);
+        return module;
+      },
+      "graph_json"_a, "weights"_a);
+  m.def("supported_aten_ops", [] {
+    nb::list list;
+    for (const api::AtenOpInfo &info : api::supportedAtenOps())
+      list.append(nb::make_tuple(info.target, info.ampOps));
+    return list;
   });
   m.def("parse_mlir_file", [](const std::string &path) {
     api::Module module;

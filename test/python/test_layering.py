@@ -31,6 +31,7 @@ LAYERS = {
     "decompositions": (["lib/Dialect/Amp/Decompositions"],
                        ["include/amp/Dialect/Amp/Decompositions"]),
     "target": (["lib/Target/ONNX"], ["include/amp/Target/ONNX"]),
+    "target-torch": (["lib/Target/Torch"], ["include/amp/Target/Torch"]),
     "transforms": (["lib/Transforms"], ["include/amp/Transforms"]),
     "amp-to-linalg": (["lib/Conversion/AmpToLinalg"], ["include/amp/Conversion/AmpToLinalg"]),
     "linalg-to-cpu": (["lib/Conversion/LinalgToCpu"], ["include/amp/Conversion/LinalgToCpu"]),
@@ -58,6 +59,8 @@ AMP_ALLOWED = {
     "gradients": ["amp/Support/", "amp/Dialect/"],
     "decompositions": ["amp/Support/", "amp/Dialect/"],
     "target": ["amp/Support/", "amp/Dialect/", "amp/Target/", "amp/Runtime/"],
+    # The Torch importer builds amp ops; it knows nothing of ONNX.
+    "target-torch": ["amp/Dialect/", "amp/Target/Torch/"],
     "transforms": ["amp/Support/", "amp/Dialect/", "amp/Transforms/", "amp/Runtime/"],
     "amp-to-linalg": ["amp/Support/", "amp/Dialect/", "amp/Conversion/AmpToLinalg/"],
     "linalg-to-cpu": ["amp/Support/", "amp/Dialect/", "amp/Conversion/"],
@@ -84,6 +87,7 @@ FORBIDDEN = {
     "semantics": ["mlir/Pass/", "mlir/Transforms/", "mlir/Conversion/",
                   "mlir/Dialect/Func", "mlir/Dialect/Linalg", "onnx/"],
     "amp-to-linalg": ["dnnl"],
+    "target-torch": ["onnx/", "dnnl"],
     "api-header": ["mlir/", "llvm/", "onnx/", "dnnl"],
     "python-binding": ["mlir/", "llvm/", "onnx/", "dnnl"],
 }

@@ -103,6 +103,22 @@ struct TensorInfo {
 class Program;
 class Trainer;
 
+/// A parameter, buffer or constant of a Torch graph: the caller's memory
+/// (C-contiguous, of the dtype and shape the graph declares), used without
+/// a copy where it is aligned; `owner` keeps it alive while amp holds it.
+struct ExternalWeight {
+  std::string name;
+  const void *data = nullptr;
+  size_t bytes = 0;
+  std::shared_ptr<const void> owner;
+};
+
+/// An ATen op the Torch importer translates, and the amp ops it becomes.
+struct AtenOpInfo {
+  std::string target, ampOps;
+};
+std::vector<AtenOpInfo> supportedAtenOps();
+
 /// A model in the amp dialect, with its own MLIR context. Copies share it;
 /// clone() makes an independent one.
 class Module {
@@ -123,6 +139,12 @@ public:
   static Status parseMlirFile(const std::string &path, Module &result);
   static Status parseMlirText(const std::string &text, const std::string &name,
                               Module &result);
+
+  /// Translates a torch.export graph (the JSON amp_mlir.torch writes, in
+  /// the Core ATen operator set) with its weights by state-dict name.
+  static Status importTorchGraph(const std::string &graphJson,
+                                 const std::vector<ExternalWeight> &weights,
+                                 Module &result);
 
   bool isNull() const { return !state; }
   /// Whether the module came from an ONNX model (then the front end runs on
