@@ -7,6 +7,7 @@
 #include "amp/Execution/CpuProgram.h"
 #include "amp/Support/OptionsBinder.h"
 #include "amp/Target/ONNX/ModelLimits.h"
+#include "amp/Target/Torch/TorchImporter.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -31,6 +32,14 @@ struct Module::State {
   std::string sourcePath, sourceBytes;
   bool importFolded = true;
   mlir::amp::ModelLimits limits;
+  /// Imported from a torch.export graph: the graph and its weights (the
+  /// caller's memory, kept alive), which the train step imports again.
+  bool fromTorch = false;
+  /// A training-mode export (Module::importTorchGraph's `training`): only
+  /// for the train step.
+  bool torchTraining = false;
+  std::string torchGraph;
+  std::vector<mlir::amp::TorchWeight> torchWeights;
   /// One call at a time works on the module (the diagnostic handler is the
   /// context's).
   std::mutex mutex;

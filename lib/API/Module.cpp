@@ -120,7 +120,7 @@ Status Module::parseMlirText(const std::string &text, const std::string &name,
 
 Status Module::importTorchGraph(const std::string &graphJson,
                                 const std::vector<ExternalWeight> &weights,
-                                Module &result) {
+                                bool training, Module &result) {
   std::vector<mlir::amp::TorchWeight> torchWeights;
   for (const ExternalWeight &weight : weights)
     torchWeights.push_back(
@@ -130,13 +130,18 @@ Status Module::importTorchGraph(const std::string &graphJson,
          weight.owner});
   auto state = newState();
   DiagnosticCapture capture(state->context.get());
+  mlir::amp::TorchImportOptions options;
+  options.training = training;
   OwningOpRef<ModuleOp> module = mlir::amp::importTorchGraph(
-      graphJson, torchWeights, state->context.get());
-  torchWeights.clear();
+      graphJson, torchWeights, state->context.get(), options);
   Status status = capture.finish(success(static_cast<bool>(module)));
   if (!status.ok)
     return status;
   state->module = std::move(module);
+  state->fromTorch = true;
+  state->torchTraining = training;
+  state->torchGraph = graphJson;
+  state->torchWeights = std::move(torchWeights);
   result = Module(std::move(state));
   return status;
 }
@@ -149,6 +154,8 @@ std::vector<::amp::api::AtenOpInfo> (::amp::api::supportedAtenOps)() {
 }
 
 bool Module::isFromOnnx() const { return state && state->fromOnnx; }
+
+bool Module::isFromTorch() const { return state && state->fromTorch; }
 
 std::string Module::getAutocastType() const {
   return state ? state->autocastType : "";
@@ -179,6 +186,10 @@ Module Module::clone() const {
   copy->sourceBytes = state->sourceBytes;
   copy->importFolded = state->importFolded;
   copy->limits = state->limits;
+  copy->fromTorch = state->fromTorch;
+  copy->torchTraining = state->torchTraining;
+  copy->torchGraph = state->torchGraph;
+  copy->torchWeights = state->torchWeights;
   return Module(std::move(copy));
 }
 

@@ -89,7 +89,7 @@ Status Trainer::build(const Module &module, const OptionList &options,
     return Status::error("accumulate must be >= 1");
   auto trainer = std::make_shared<State>();
   trainer->accumulate = accumulate;
-  if (!source->fromOnnx) {
+  if (!source->fromOnnx && !source->fromTorch) {
     // A training program built by amp-opt --train, copied into a context
     // of its own (the module stays usable).
     if (!options.empty())
@@ -123,21 +123,31 @@ Status Trainer::build(const Module &module, const OptionList &options,
   if (accumulate > 1)
     step.splitStep = true;
   std::lock_guard<std::mutex> lock(source->mutex);
-  // The ONNX model again, imported for training (initializers marked, no
-  // cleanup), in a context of its own.
+  // The model again, imported for training (weights marked, no cleanup),
+  // in a context of its own: the ONNX file or bytes, or the torch graph.
   trainer->module = std::make_shared<Module::State>();
   trainer->module->context = makeContext();
   MLIRContext *context = trainer->module->context.get();
   DiagnosticCapture capture(context);
-  mlir::amp::ONNXImportOptions importOpts;
-  importOpts.foldConstants = source->importFolded;
-  importOpts.markInitializers = true;
-  importOpts.limits = source->limits;
-  OwningOpRef<ModuleOp> program =
-      source->sourceBytes.empty()
-          ? mlir::amp::importONNXFile(source->sourcePath, context, importOpts)
-          : mlir::amp::importONNXBuffer(source->sourceBytes, source->sourcePath,
-                                        context, importOpts);
+  OwningOpRef<ModuleOp> program;
+  if (source->fromTorch) {
+    mlir::amp::TorchImportOptions importOpts;
+    importOpts.markInitializers = true;
+    importOpts.training = source->torchTraining;
+    program = mlir::amp::importTorchGraph(
+        source->torchGraph, source->torchWeights, context, importOpts);
+  } else {
+    mlir::amp::ONNXImportOptions importOpts;
+    importOpts.foldConstants = source->importFolded;
+    importOpts.markInitializers = true;
+    importOpts.limits = source->limits;
+    program = source->sourceBytes.empty()
+                  ? mlir::amp::importONNXFile(source->sourcePath, context,
+                                              importOpts)
+                  : mlir::amp::importONNXBuffer(source->sourceBytes,
+                                                source->sourcePath, context,
+                                                importOpts);
+  }
   if (!program || failed(mlir::amp::training::buildTrainStep(*program, step)))
     return capture.finish(failure());
   trainer->sourcePath = source->sourcePath;

@@ -100,6 +100,11 @@ class Module:
         self._native = native
 
     @property
+    def from_torch(self) -> bool:
+        """Imported by amp_mlir.torch (a torch.export graph)."""
+        return self._native.from_torch
+
+    @property
     def from_onnx(self) -> bool:
         """Whether the module was imported from ONNX."""
         return self._native.from_onnx
@@ -139,7 +144,7 @@ class Module:
         return self.to_mlir()
 
     def __repr__(self) -> str:
-        kind = "onnx" if self.from_onnx else "mlir"
+        kind = "onnx" if self.from_onnx else "torch" if self.from_torch else "mlir"
         precision = self.autocast_type or "fp32"
         return f"<amp_mlir.Module from {kind}, {precision}>"
 
@@ -321,7 +326,7 @@ def build_train_step(module: Module, *, loss: str = "cross-entropy", optimizer: 
     """
     if not isinstance(module, Module):
         raise TypeError("build_train_step() takes an amp_mlir.Module")
-    if not module.from_onnx:
+    if not module.from_onnx and not module.from_torch:
         if any(v is not None for v in (dtype, loss_scale, batch_size)) or options:
             raise AmpError("the module is a training program already: its options are fixed")
         return Trainer(_amp_mlir.build_train_step(module._native, [], int(accumulate)))

@@ -362,6 +362,7 @@ NB_MODULE(_amp_mlir, m) {
 
   nb::class_<api::Module>(m, "Module")
       .def_prop_ro("from_onnx", &api::Module::isFromOnnx)
+      .def_prop_ro("from_torch", &api::Module::isFromTorch)
       .def_prop_ro("autocast_type", &api::Module::getAutocastType)
       .def("clone", &api::Module::clone)
       .def("autocast",
@@ -451,7 +452,7 @@ NB_MODULE(_amp_mlir, m) {
   });
   m.def(
       "import_torch_graph",
-      [](const std::string &json, nb::handle weights) {
+      [](const std::string &json, nb::handle weights, bool training) {
         // (state-dict name, address, byte size, owner) per weight: the
         // owner (the torch tensor) keeps the memory alive without a copy.
         std::vector<api::ExternalWeight> list;
@@ -471,13 +472,14 @@ NB_MODULE(_amp_mlir, m) {
         api::Status status;
         {
           nb::gil_scoped_release release;
-          status = api::Module::importTorchGraph(json, list, module);
+          status =
+              api::Module::importTorchGraph(json, list, training, module);
           list.clear(); // drops the owners the module does not hold
         }
         check(status);
         return module;
       },
-      "graph_json"_a, "weights"_a);
+      "graph_json"_a, "weights"_a, "training"_a = false);
   m.def("supported_aten_ops", [] {
     nb::list list;
     for (const api::AtenOpInfo &info : api::supportedAtenOps())

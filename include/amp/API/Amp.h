@@ -142,14 +142,19 @@ public:
 
   /// Translates a torch.export graph (the JSON amp_mlir.torch writes, in
   /// the Core ATen operator set) with its weights by state-dict name.
+  /// `training`: a training-mode export, for Trainer::build only (BatchNorm
+  /// in training mode and dropout are kept, buffer updates dropped).
   static Status importTorchGraph(const std::string &graphJson,
                                  const std::vector<ExternalWeight> &weights,
-                                 Module &result);
+                                 bool training, Module &result);
 
   bool isNull() const { return !state; }
   /// Whether the module came from an ONNX model (then the front end runs on
   /// it before autocast, as amp-opt does).
   bool isFromOnnx() const;
+  /// Whether the module came from a torch.export graph (importTorchGraph):
+  /// it can be trained (Trainer::build imports the graph again).
+  bool isFromTorch() const;
   /// The low-precision type autocast applied ("" before autocast).
   std::string getAutocastType() const;
 

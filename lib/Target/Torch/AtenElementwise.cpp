@@ -503,6 +503,30 @@ LogicalResult log1p(AtenCall &call) {
   return success();
 }
 
+/// native_dropout(x, p, train) -> (y, mask): a Dropout in training mode
+/// (train_step draws its masks); the identity when not training.
+LogicalResult dropout(AtenCall &call) {
+  FailureOr<Value> x = call.tensor(0, "input");
+  FailureOr<double> p = call.number(1, "p");
+  FailureOr<bool> train = call.flag(2, "train", true);
+  if (failed(x) || failed(p) || failed(train))
+    return failure();
+  if (!*train || *p == 0.0) {
+    call.setResults({*x, Value()});
+    return success();
+  }
+  OpBuilder &b = call.builder;
+  auto flagType = RankedTensorType::get({}, b.getI1Type());
+  Value trainingMode = b.create<ConstantOp>(
+      call.loc, cast<ElementsAttr>(DenseElementsAttr::get(flagType, true)));
+  FailureOr<DropoutOp> op = call.create<DropoutOp>(
+      *x, call.scalar(*p, b.getF32Type()), trainingMode, IntegerAttr());
+  if (failed(op))
+    return failure();
+  call.setResults({op->getOutput(), op->getMask()});
+  return success();
+}
+
 const AtenRule kRules[] = {
     {"aten.add.Tensor", "amp.add (amp.mul for alpha)", addSub<AddOp>},
     {"aten.add.Scalar", "amp.add", addSub<AddOp>},
@@ -575,6 +599,8 @@ const AtenRule kRules[] = {
     {"aten.silu.default", "amp.swish", silu},
     {"aten.mish.default", "amp.mish", unary<MishOp>},
     {"aten.where.self", "amp.where", where},
+    {"aten.native_dropout.default", "amp.dropout (training mode; train_step only)",
+     dropout},
     {"aten._to_copy.default", "amp.cast", copy},
     {"aten.clone.default", "(none: the value itself)", copy},
     {"aten.alias.default", "(none: the value itself)", copy},

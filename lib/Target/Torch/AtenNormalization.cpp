@@ -51,6 +51,50 @@ LogicalResult batchNormInference(AtenCall &call) {
   return success();
 }
 
+/// _native_batch_norm_legit_functional(x, weight, bias, running_mean,
+/// running_var, training, momentum, eps) -> (y, save_mean, save_rstd,
+/// new_running_mean, new_running_var): a training-mode export. With
+/// training, a BatchNormalization in training mode whose running-statistics
+/// results are the new buffers (ONNX's momentum is 1 - torch's).
+LogicalResult batchNormFunctional(AtenCall &call) {
+  FailureOr<bool> training = call.flag(5, "training");
+  if (failed(training))
+    return failure();
+  FailureOr<Value> x = call.tensor(0, "input");
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  if (type.getRank() < 2)
+    return call.fail("batch norm needs a channel dimension");
+  Type element = type.getElementType();
+  SmallVector<int64_t> channels{type.getDimSize(1)};
+  FailureOr<Value> scale = call.has(1, "weight")
+                               ? call.tensor(1, "weight")
+                               : filled(call, channels, 1.0, element);
+  FailureOr<Value> bias = call.has(2, "bias")
+                              ? call.tensor(2, "bias")
+                              : filled(call, channels, 0.0, element);
+  FailureOr<Value> mean = call.tensor(3, "running_mean");
+  FailureOr<Value> var = call.tensor(4, "running_var");
+  FailureOr<double> momentum = call.number(6, "momentum", 0.1);
+  FailureOr<double> eps = call.number(7, "eps", 1e-5);
+  if (failed(scale) || failed(bias) || failed(mean) || failed(var) ||
+      failed(momentum) || failed(eps))
+    return failure();
+  OpBuilder &b = call.builder;
+  FailureOr<BatchNormalizationOp> op = call.create<BatchNormalizationOp>(
+      *x, *scale, *bias, *mean, *var, b.getF32FloatAttr(*eps),
+      b.getF32FloatAttr(1.0 - *momentum), b.getI64IntegerAttr(*training));
+  if (failed(op))
+    return failure();
+  if (*training)
+    call.setResults({op->getY(), Value(), Value(), op->getRunningStats()[0],
+                     op->getRunningStats()[1]});
+  else
+    call.setResults({op->getY(), Value(), Value(), *mean, *var});
+  return success();
+}
+
 /// native_layer_norm(x, normalized_shape, weight, bias, eps) ->
 /// (y, mean, rstd).
 LogicalResult layerNorm(AtenCall &call) {
@@ -359,6 +403,9 @@ LogicalResult argReduce(AtenCall &call) {
 const AtenRule kRules[] = {
     {"aten._native_batch_norm_legit_no_training.default",
      "amp.batch_normalization", batchNormInference},
+    {"aten._native_batch_norm_legit_functional.default",
+     "amp.batch_normalization (training mode; train_step only)",
+     batchNormFunctional},
     {"aten.native_layer_norm.default", "amp.layer_normalization", layerNorm},
     {"aten.native_group_norm.default", "amp.group_normalization", groupNorm},
     {"aten.max_pool1d_with_indices.default", "amp.max_pool", maxPool},

@@ -52,9 +52,10 @@ std::string resourceKey(StringRef name) {
 
 class TorchImporter {
 public:
-  TorchImporter(MLIRContext *context, ArrayRef<TorchWeight> weights)
+  TorchImporter(MLIRContext *context, ArrayRef<TorchWeight> weights,
+                const TorchImportOptions &options)
       : context(context), builder(context), weights(weights),
-        unknownLoc(UnknownLoc::get(context)) {}
+        options(options), unknownLoc(UnknownLoc::get(context)) {}
 
   OwningOpRef<ModuleOp> import(StringRef json);
 
@@ -75,6 +76,7 @@ private:
   MLIRContext *context;
   OpBuilder builder;
   ArrayRef<TorchWeight> weights;
+  TorchImportOptions options;
   Location unknownLoc, graphLoc = unknownLoc;
   std::string graphName;
   llvm::StringMap<GraphValue> values;
@@ -244,7 +246,10 @@ FailureOr<Value> TorchImporter::importWeight(const llvm::json::Object &input,
         manager.insert(resourceKey(target), std::move(*blob));
     attr = DenseResourceElementsAttr::get(type, handle);
   }
-  return builder.create<ConstantOp>(loc, attr).getResult();
+  auto constant = builder.create<ConstantOp>(loc, attr);
+  if (options.markInitializers)
+    constant->setAttr(kInitializerAttrName, builder.getUnitAttr());
+  return constant.getResult();
 }
 
 Location TorchImporter::nodeLoc(const llvm::json::Object &node,
@@ -300,8 +305,9 @@ LogicalResult TorchImporter::importNode(const llvm::json::Object &node) {
     return success();
   }
 
-  // Ops amp knows and refuses, with the reason.
-  static const llvm::StringMap<StringRef> refused = {
+  // Training-mode ops are for the train step only: an inference import of
+  // a module in training mode says why it fails.
+  static const llvm::StringMap<StringRef> trainingOnly = {
       {"aten._native_batch_norm_legit_functional.default",
        "batch norm in training mode updates its running statistics in "
        "forward; put the module in eval mode (module.eval()) to import it "
@@ -314,7 +320,8 @@ LogicalResult TorchImporter::importNode(const llvm::json::Object &node) {
        "dropout in training mode; put the module in eval mode "
        "(module.eval()) to import it for inference"},
   };
-  if (auto it = refused.find(target); it != refused.end())
+  if (auto it = trainingOnly.find(target);
+      it != trainingOnly.end() && !options.training)
     return call.fail(it->second);
   const auto &rules = getRuleMap();
   auto rule = rules.find(target);
@@ -369,6 +376,10 @@ LogicalResult TorchImporter::importOutputs(const llvm::json::Array &outputs,
   for (auto [i, value] : llvm::enumerate(outputs)) {
     const llvm::json::Object *output = value.getAsObject();
     StringRef kind = output ? output->getString("kind").value_or("") : "";
+    // A training import: the train step updates the buffers itself (the
+    // BatchNormalization in training mode computes them).
+    if (kind == "buffer_mutation" && options.training)
+      continue;
     if (kind != "user_output")
       return error(llvm::formatv("output #{0} is a {1} output: the module "
                                  "changes its buffers in forward (put it in "
@@ -396,9 +407,11 @@ LogicalResult TorchImporter::importOutputs(const llvm::json::Array &outputs,
   return success();
 }
 
-OwningOpRef<ModuleOp> mlir::amp::importTorchGraph(
-    StringRef graphJson, ArrayRef<TorchWeight> weights, MLIRContext *context) {
-  return TorchImporter(context, weights).import(graphJson);
+OwningOpRef<ModuleOp>
+mlir::amp::importTorchGraph(StringRef graphJson, ArrayRef<TorchWeight> weights,
+                            MLIRContext *context,
+                            const TorchImportOptions &options) {
+  return TorchImporter(context, weights, options).import(graphJson);
 }
 
 std::vector<AtenOpInfo> mlir::amp::getSupportedAtenOps() {

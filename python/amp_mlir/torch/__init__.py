@@ -16,14 +16,17 @@ where their memory allows; node names carry the module path
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping, Sequence
 
+import numpy as np
 import torch
 
-from .. import Module, _amp_mlir
+from .. import Module, Trainer, _amp_mlir, build_train_step
 from . import _graph
 
-__all__ = ["from_exported_program", "from_torch", "supported_aten_ops"]
+__all__ = ["TorchTrainer", "from_exported_program", "from_torch", "supported_aten_ops",
+           "train_step"]
 
 
 def supported_aten_ops() -> list:
@@ -45,8 +48,8 @@ def _weight_buffer(tensor: torch.Tensor):
 
 
 def from_exported_program(program: "torch.export.ExportedProgram", *,
-                          name: str | None = None,
-                          decompose: bool = True) -> Module:
+                          name: str | None = None, decompose: bool = True,
+                          _training: bool = False) -> Module:
     """Translates an ExportedProgram (decomposed to Core ATen first unless
     ``decompose=False``, for a program that already is)."""
     if decompose:
@@ -57,7 +60,7 @@ def from_exported_program(program: "torch.export.ExportedProgram", *,
     for weight_name, tensor in weights:
         address, size, owner = _weight_buffer(tensor)
         entries.append((weight_name, address, size, owner))
-    return Module(_amp_mlir.import_torch_graph(graph_json, entries))
+    return Module(_amp_mlir.import_torch_graph(graph_json, entries, _training))
 
 
 def from_torch(module: torch.nn.Module, args: Sequence[Any] | Any,
@@ -78,3 +81,69 @@ def from_torch(module: torch.nn.Module, args: Sequence[Any] | Any,
     program = torch.export.export(module, tuple(args), dict(kwargs or {}),
                                   dynamic_shapes=dynamic_shapes, strict=strict)
     return from_exported_program(program, name=name or type(module).__name__)
+
+
+class TorchTrainer(Trainer):
+    """The :class:`amp_mlir.Trainer` of a torch module: its state is named by
+    the module's state-dict names (parameters, and BatchNorm running
+    statistics), and :meth:`load_into` writes it back."""
+
+    def load_into(self, module: torch.nn.Module) -> list:
+        """Copies the trained values into ``module``'s parameters and buffers
+        of the same state-dict names (in place, in their dtype); returns the
+        names written. The optimizer's own state (``step``, moments) has no
+        counterpart in the module and stays here."""
+        state = self.state_dict()
+        written = []
+        with torch.no_grad():
+            for name, tensor in module.state_dict().items():
+                if name not in state:
+                    continue
+                value = torch.from_numpy(np.ascontiguousarray(state[name]))
+                if tuple(value.shape) != tuple(tensor.shape):
+                    raise ValueError(f"'{name}': the trainer holds {tuple(value.shape)}, "
+                                     f"the module {tuple(tensor.shape)}")
+                tensor.copy_(value.to(tensor.dtype))
+                written.append(name)
+        return written
+
+
+def train_step(module: torch.nn.Module, example_batch: torch.Tensor, *,
+               loss: str = "cross_entropy", optimizer: str = "adamw", lr: float = 1e-3,
+               dtype: str | None = "fp16", loss_scale=None, accumulate: int = 1,
+               **options) -> TorchTrainer:
+    """Builds amp's train step for ``module`` from its exported forward and
+    returns the trainer (:class:`TorchTrainer`; ``step(x, y)`` takes numpy
+    arrays or tensors of ``example_batch``'s shape and the labels).
+
+    The forward is exported in training mode (``module.train()``): BatchNorm
+    normalises with the batch statistics and the step updates its running
+    statistics (with the population variance, as ONNX defines it; PyTorch
+    uses the unbiased one), and dropout layers drop, with amp's generator
+    (docs/Training.md). ``loss``: "cross_entropy" or "mse"
+    (on the module's first output), or "output" (the module returns its
+    loss). ``optimizer``: "sgd", "momentum" or "adamw" (PyTorch's update
+    formulas); ``dtype``: "fp16" (dynamic loss scaling, fp32 master
+    weights), "bf16" or None (fp32). The batch size is
+    ``example_batch.shape[0]``. Parameters with ``requires_grad=False`` are
+    not trained. Further keywords are :func:`amp_mlir.build_train_step`'s
+    (``weight_decay``, ``lr_schedule``, ``clip_grad_norm``, ...).
+    """
+    if not isinstance(example_batch, torch.Tensor):
+        raise TypeError("example_batch must be a torch.Tensor (the input of one step)")
+    was_training = module.training
+    module.train()
+    try:
+        program = torch.export.export(module, (example_batch,), strict=False)
+    finally:
+        module.train(was_training)
+    imported = from_exported_program(program, name=type(module).__name__, _training=True)
+    frozen = [name for name, parameter in module.named_parameters()
+              if not parameter.requires_grad]
+    if frozen and "frozen" not in options:
+        options["frozen"] = "|".join(re.escape(name) for name in frozen)
+    trainer = build_train_step(imported, loss=loss.replace("_", "-"), optimizer=optimizer,
+                               lr=lr, dtype=dtype, loss_scale=loss_scale,
+                               batch_size=int(example_batch.shape[0]),
+                               accumulate=accumulate, **options)
+    return TorchTrainer(trainer._native)

@@ -9,6 +9,7 @@
 #ifndef AMP_TARGET_ONNX_ONNXIMPORTER_H
 #define AMP_TARGET_ONNX_ONNXIMPORTER_H
 
+#include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "amp/Target/ONNX/ModelLimits.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -59,8 +60,8 @@ struct ONNXImportOptions {
   ModelLimits limits;
 };
 
-/// The attribute `markInitializers` sets.
-constexpr llvm::StringLiteral kInitializerAttrName = "amp.initializer";
+// The attribute `markInitializers` sets: kInitializerAttrName
+// (amp/Dialect/Amp/IR/AmpDialect.h).
 
 /// Imports the ONNX model stored at `path`. External data files are resolved
 /// relative to the model's folder. Returns null after emitting diagnostics.

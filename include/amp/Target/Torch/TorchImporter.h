@@ -40,11 +40,24 @@ struct TorchWeight {
   std::shared_ptr<const void> owner;
 };
 
+struct TorchImportOptions {
+  /// Mark the constants made from parameters and buffers with
+  /// kInitializerAttrName, for the train-step builder (its parameters are
+  /// the marked constants of floating-point type; see TrainStep.h).
+  bool markInitializers = false;
+  /// The graph is a training-mode export for the train step: BatchNorm in
+  /// training mode and dropout are translated (else refused, with the
+  /// advice to call module.eval()), and buffer mutations (the running
+  /// statistics the train step updates itself) are not outputs.
+  bool training = false;
+};
+
 /// Translates the graph; null after emitting diagnostics (the node, its
 /// ATen op, module path and source line, and what is wrong).
 OwningOpRef<ModuleOp> importTorchGraph(llvm::StringRef graphJson,
                                        llvm::ArrayRef<TorchWeight> weights,
-                                       MLIRContext *context);
+                                       MLIRContext *context,
+                                       const TorchImportOptions &options = {});
 
 /// The ATen targets the importer translates ("aten.convolution.default"),
 /// sorted, with the amp ops each becomes.

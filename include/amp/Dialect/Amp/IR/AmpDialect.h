@@ -6,4 +6,11 @@
 
 #include "amp/Dialect/Amp/IR/AmpOpsDialect.h.inc"
 
+namespace mlir::amp {
+/// The unit attribute that marks a constant made from a model's weights (an
+/// ONNX initializer, a torch parameter or buffer) for the train-step
+/// builder: its parameters and buffers. Importers set it when asked to.
+constexpr llvm::StringLiteral kInitializerAttrName = "amp.initializer";
+} // namespace mlir::amp
+
 #endif // AMP_DIALECT_AMP_IR_AMPDIALECT_H
