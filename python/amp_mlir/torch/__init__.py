@@ -24,9 +24,10 @@ import torch
 
 from .. import Module, Trainer, _amp_mlir, build_train_step
 from . import _graph
+from ._backend import backend
 
-__all__ = ["TorchTrainer", "from_exported_program", "from_torch", "supported_aten_ops",
-           "train_step"]
+__all__ = ["TorchTrainer", "backend", "from_exported_program", "from_torch",
+           "supported_aten_ops", "train_step"]
 
 
 def supported_aten_ops() -> list:
