@@ -212,7 +212,11 @@ static llvm::StringMap<const void *> externalizeWeights(ModuleOp module) {
 }
 
 CpuProgram::CpuProgram() = default;
-CpuProgram::~CpuProgram() = default;
+CpuProgram::~CpuProgram() {
+  // Its weights' memory may hold another program's weights next.
+  for (const auto &function : functions)
+    releaseCachedWeights(function.get());
+}
 
 const CpuFunction *CpuProgram::getFunction(StringRef name) const {
   for (const auto &function : functions)
@@ -406,13 +410,17 @@ Tensor CpuFunction::makeRandomInput(unsigned index, std::mt19937_64 &rng) const 
       *toHostElementType(type.getElementType()), shape, rng);
 }
 
+// The runtime's caches of derived weights are this function's while it
+// runs (see WeightCacheOwner); ~CpuProgram releases them.
 void CpuFunction::run(const std::vector<Tensor> &args,
                       std::vector<Tensor> &results) const {
+  WeightCacheOwner owner(this);
   amp_runtime::callPacked(function, args, resultTypes, results);
 }
 
 void CpuFunction::runConsuming(std::vector<Tensor> &&args,
                                std::vector<Tensor> &results) const {
+  WeightCacheOwner owner(this);
   amp_runtime::callPackedConsuming(function, std::move(args), resultTypes,
                                    results);
 }

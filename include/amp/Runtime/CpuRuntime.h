@@ -64,6 +64,22 @@ struct RuntimeSymbol {
   void *address;
 };
 const RuntimeSymbol *getCpuRuntimeSymbols(unsigned &count);
+
+/// The runtime caches what it derives from constant weights (convolution
+/// weights reordered into oneDNN's blocked layout) per owner: the compiled
+/// function running on this thread, set by WeightCacheOwner around a call.
+/// Calls without an owner do not cache. A freed program's weights may be
+/// reallocated at the same address with other values, so its owner's
+/// entries must be released (releaseCachedWeights) when it goes away.
+class WeightCacheOwner {
+public:
+  explicit WeightCacheOwner(const void *owner);
+  ~WeightCacheOwner();
+
+private:
+  const void *previous;
+};
+void releaseCachedWeights(const void *owner);
 } // namespace mlir::amp
 
 #endif // AMP_RUNTIME_CPURUNTIME_H

@@ -163,7 +163,9 @@ struct ConvPrimitive {
   dnnl_primitive_t srcIn = nullptr, weightsIn = nullptr, dstIn = nullptr,
                    dstOut = nullptr;
   std::vector<float> srcScratch, dstScratch;
-  std::map<const void *, std::vector<float>> weightCache;
+  /// Reordered constant weights by (owner, address): see WeightCacheOwner.
+  std::map<std::pair<const void *, const void *>, std::vector<float>>
+      weightCache;
   std::vector<float> weightScratch;
 };
 
@@ -197,6 +199,9 @@ bool runReorder(dnnl_engine_t engine, dnnl_stream_t stream,
 size_t floatsOf(const dnnl_memory_desc_t &md) {
   return (dnnl_memory_desc_get_size(&md) + sizeof(float) - 1) / sizeof(float);
 }
+
+/// The compiled function running on this thread (WeightCacheOwner).
+thread_local const void *currentWeightOwner = nullptr;
 
 struct Engine {
   dnnl_engine_t engine = nullptr;
@@ -627,10 +632,12 @@ void runConv(const View &x, const View &w, const View &y, const View &b,
         if (conv->reorderWeights) {
           std::vector<float> *reordered = &conv->weightScratch;
           bool cached = false;
-          if (constantWeights) {
-            auto found = conv->weightCache.find(w.data);
+          if (constantWeights && currentWeightOwner) {
+            auto key = std::make_pair(currentWeightOwner,
+                                      static_cast<const void *>(w.data));
+            auto found = conv->weightCache.find(key);
             cached = found != conv->weightCache.end();
-            reordered = &conv->weightCache[w.data];
+            reordered = &conv->weightCache[key];
           }
           if (!cached) {
             reordered->resize(floatsOf(conv->blockedWeights));
@@ -871,6 +878,23 @@ extern "C" float amp_cpu_truncsfbf2(float value) {
 }
 
 namespace mlir::amp {
+WeightCacheOwner::WeightCacheOwner(const void *owner)
+    : previous(currentWeightOwner) {
+  currentWeightOwner = owner;
+}
+
+WeightCacheOwner::~WeightCacheOwner() { currentWeightOwner = previous; }
+
+void releaseCachedWeights(const void *owner) {
+  Engine &engine = Engine::get();
+  std::lock_guard<std::mutex> lock(engine.mutex);
+  for (auto &entry : engine.convs) {
+    auto &cache = entry.second.weightCache;
+    for (auto it = cache.begin(); it != cache.end();)
+      it = it->first.first == owner ? cache.erase(it) : std::next(it);
+  }
+}
+
 const RuntimeSymbol *getCpuRuntimeSymbols(unsigned &count) {
   static const RuntimeSymbol symbols[] = {
       {"amp_cpu_matmul_f32", reinterpret_cast<void *>(&amp_cpu_matmul_f32)},

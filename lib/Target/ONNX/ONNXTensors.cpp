@@ -176,15 +176,6 @@ static ElementsAttr denseFromBytes(RankedTensorType type,
   return nullptr;
 }
 
-/// A resource key derived from the tensor name (identifier characters only).
-static std::string resourceKey(llvm::StringRef name) {
-  std::string key;
-  for (char c : name)
-    key.push_back(llvm::isAlnum(c) || c == '_' || c == '.' ? c : '_');
-  if (key.empty() || llvm::isDigit(key.front()))
-    key.insert(key.begin(), 'w');
-  return key;
-}
 
 llvm::Expected<ElementsAttr>
 onnx_import::convertTensor(MLIRContext *context, onnx::TensorProto &tensor,
@@ -280,7 +271,7 @@ onnx_import::convertTensor(MLIRContext *context, onnx::TensorProto &tensor,
                                                          alignof(uint64_t));
   auto &manager = DenseResourceElementsHandle::getManagerInterface(context);
   DenseResourceElementsHandle handle =
-      manager.insert(resourceKey(tensor.name()), std::move(*blob));
+      manager.insert(getWeightResourceKey(tensor.name()), std::move(*blob));
   return cast<ElementsAttr>(DenseResourceElementsAttr::get(type, handle));
 }
 

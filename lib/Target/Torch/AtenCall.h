@@ -107,6 +107,13 @@ public:
     return resultMeta(k).elementType;
   }
   void setResult(Value value) { results.push_back(value); }
+  /// Sets the single result of a built value (fails if building failed).
+  LogicalResult finish(FailureOr<Value> value) {
+    if (failed(value))
+      return failure();
+    setResult(*value);
+    return success();
+  }
   void setResults(ValueRange values) {
     results.append(values.begin(), values.end());
   }

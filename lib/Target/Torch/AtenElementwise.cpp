@@ -40,11 +40,7 @@ LogicalResult binary(AtenCall &call) {
   Value lhs, rhs;
   if (failed(binaryOperands(call, computeType(call), lhs, rhs)))
     return failure();
-  FailureOr<Value> result = call.value<OpTy>(lhs, rhs);
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<OpTy>(lhs, rhs));
 }
 
 template <typename OpTy>
@@ -52,11 +48,7 @@ LogicalResult variadic(AtenCall &call) {
   Value lhs, rhs;
   if (failed(binaryOperands(call, computeType(call), lhs, rhs)))
     return failure();
-  FailureOr<Value> result = call.value<OpTy>(ValueRange{lhs, rhs});
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<OpTy>(ValueRange{lhs, rhs}));
 }
 
 /// add/sub with alpha: a ± alpha * b.
@@ -76,11 +68,7 @@ LogicalResult addSub(AtenCall &call) {
       return failure();
     rhs = *scaled;
   }
-  FailureOr<Value> result = call.value<OpTy>(lhs, rhs);
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<OpTy>(lhs, rhs));
 }
 
 LogicalResult rsub(AtenCall &call) {
@@ -99,11 +87,7 @@ LogicalResult rsub(AtenCall &call) {
       return failure();
     lhs = *scaled;
   }
-  FailureOr<Value> result = call.value<SubOp>(rhs, lhs);
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<SubOp>(rhs, lhs));
 }
 
 LogicalResult div(AtenCall &call) {
@@ -186,12 +170,7 @@ LogicalResult mod(AtenCall &call) {
   Value lhs, rhs;
   if (failed(binaryOperands(call, computeType(call), lhs, rhs)))
     return failure();
-  FailureOr<Value> result =
-      call.value<ModOp>(lhs, rhs, call.builder.getI64IntegerAttr(Fmod));
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<ModOp>(lhs, rhs, call.builder.getI64IntegerAttr(Fmod)));
 }
 
 LogicalResult pow(AtenCall &call) {
@@ -202,11 +181,7 @@ LogicalResult pow(AtenCall &call) {
   FailureOr<Value> exponent = call.operand(1, "exponent", type);
   if (failed(exponent))
     return failure();
-  FailureOr<Value> result = call.value<PowOp>(*base, *exponent);
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<PowOp>(*base, *exponent));
 }
 
 /// The promoted type of the two operands of a comparison.
@@ -247,11 +222,7 @@ LogicalResult logical(AtenCall &call) {
   Value lhs, rhs;
   if (failed(binaryOperands(call, call.builder.getI1Type(), lhs, rhs)))
     return failure();
-  FailureOr<Value> result = call.value<OpTy>(lhs, rhs);
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<OpTy>(lhs, rhs));
 }
 
 template <typename OpTy>
@@ -259,11 +230,7 @@ LogicalResult unary(AtenCall &call) {
   FailureOr<Value> x = call.operand(0, "self", computeType(call));
   if (failed(x))
     return failure();
-  FailureOr<Value> result = call.value<OpTy>(*x);
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<OpTy>(*x));
 }
 
 LogicalResult rsqrt(AtenCall &call) {
@@ -273,11 +240,7 @@ LogicalResult rsqrt(AtenCall &call) {
   FailureOr<Value> root = call.value<SqrtOp>(*x);
   if (failed(root))
     return failure();
-  FailureOr<Value> result = call.value<ReciprocalOp>(*root);
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<ReciprocalOp>(*root));
 }
 
 LogicalResult notOp(AtenCall &call) {
@@ -307,12 +270,7 @@ LogicalResult gelu(AtenCall &call) {
     return failure();
   if (*approximate != "none" && *approximate != "tanh")
     return call.fail("approximate='" + *approximate + "' is not supported");
-  FailureOr<Value> result =
-      call.value<GeluOp>(*x, call.builder.getStringAttr(*approximate));
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<GeluOp>(*x, call.builder.getStringAttr(*approximate)));
 }
 
 /// clamp / hardtanh / clamp_min / clamp_max: Clip with bounds of x's type.
@@ -333,11 +291,7 @@ LogicalResult clip(AtenCall &call, Value x, std::optional<unsigned> minArg,
   FailureOr<Value> hi = bound(maxArg, maxName, maxDefault);
   if (failed(lo) || failed(hi))
     return failure();
-  FailureOr<Value> result = call.value<ClipOp>(x, *lo, *hi);
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<ClipOp>(x, *lo, *hi));
 }
 
 LogicalResult clamp(AtenCall &call) {
@@ -372,12 +326,7 @@ LogicalResult leakyRelu(AtenCall &call) {
   FailureOr<double> slope = call.number(1, "negative_slope", 0.01);
   if (failed(x) || failed(slope))
     return failure();
-  FailureOr<Value> result =
-      call.value<LeakyReluOp>(*x, call.builder.getF32FloatAttr(*slope));
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<LeakyReluOp>(*x, call.builder.getF32FloatAttr(*slope)));
 }
 
 LogicalResult elu(AtenCall &call) {
@@ -390,37 +339,23 @@ LogicalResult elu(AtenCall &call) {
   if (*scale != 1.0 || *inputScale != 1.0)
     return call.fail("elu with scale or input_scale other than 1 is not "
                      "supported");
-  FailureOr<Value> result =
-      call.value<EluOp>(*x, call.builder.getF32FloatAttr(*alpha));
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<EluOp>(*x, call.builder.getF32FloatAttr(*alpha)));
 }
 
 LogicalResult hardsigmoid(AtenCall &call) {
   FailureOr<Value> x = call.tensor(0, "self");
   if (failed(x))
     return failure();
-  FailureOr<Value> result = call.value<HardSigmoidOp>(
+  return call.finish(call.value<HardSigmoidOp>(
       *x, call.builder.getF32FloatAttr(1.0 / 6.0),
-      call.builder.getF32FloatAttr(0.5));
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+      call.builder.getF32FloatAttr(0.5)));
 }
 
 LogicalResult silu(AtenCall &call) {
   FailureOr<Value> x = call.tensor(0, "self");
   if (failed(x))
     return failure();
-  FailureOr<Value> result =
-      call.value<SwishOp>(*x, call.builder.getF32FloatAttr(1.0));
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<SwishOp>(*x, call.builder.getF32FloatAttr(1.0)));
 }
 
 LogicalResult where(AtenCall &call) {
@@ -433,11 +368,7 @@ LogicalResult where(AtenCall &call) {
   FailureOr<Value> b = call.operand(2, "other", type);
   if (failed(flags) || failed(a) || failed(b))
     return failure();
-  FailureOr<Value> result = call.value<WhereOp>(*flags, *a, *b);
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<WhereOp>(*flags, *a, *b));
 }
 
 /// _to_copy, clone, alias and the like: the value itself, cast to the
@@ -466,11 +397,7 @@ LogicalResult isinf(AtenCall &call) {
   FailureOr<Value> x = call.tensor(0, "self");
   if (failed(x))
     return failure();
-  FailureOr<Value> result = call.value<IsInfOp>(*x, IntegerAttr(), IntegerAttr());
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<IsInfOp>(*x, IntegerAttr(), IntegerAttr()));
 }
 
 LogicalResult expm1(AtenCall &call) {
@@ -480,12 +407,7 @@ LogicalResult expm1(AtenCall &call) {
   FailureOr<Value> e = call.value<ExpOp>(*x);
   if (failed(e))
     return failure();
-  FailureOr<Value> result =
-      call.value<SubOp>(*e, call.scalar(1.0, AtenCall::elementTypeOf(*e)));
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<SubOp>(*e, call.scalar(1.0, AtenCall::elementTypeOf(*e))));
 }
 
 LogicalResult log1p(AtenCall &call) {
@@ -496,11 +418,7 @@ LogicalResult log1p(AtenCall &call) {
       call.value<AddOp>(*x, call.scalar(1.0, AtenCall::elementTypeOf(*x)));
   if (failed(shifted))
     return failure();
-  FailureOr<Value> result = call.value<LogOp>(*shifted);
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<LogOp>(*shifted));
 }
 
 /// native_dropout(x, p, train) -> (y, mask): a Dropout in training mode

@@ -13,11 +13,7 @@ LogicalResult matmul(AtenCall &call) {
   FailureOr<Value> b = call.tensor(1, "mat2");
   if (failed(a) || failed(b))
     return failure();
-  FailureOr<Value> result = call.value<MatMulOp>(*a, *b);
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<MatMulOp>(*a, *b));
 }
 
 /// addmm(bias, a, b, beta, alpha) = beta * bias + alpha * (a @ b): Gemm.
@@ -30,13 +26,9 @@ LogicalResult addmm(AtenCall &call) {
   if (failed(bias) || failed(a) || failed(b) || failed(beta) || failed(alpha))
     return failure();
   OpBuilder &b_ = call.builder;
-  FailureOr<Value> result = call.value<GemmOp>(
+  return call.finish(call.value<GemmOp>(
       *a, *b, *bias, b_.getF32FloatAttr(*alpha), b_.getF32FloatAttr(*beta),
-      b_.getI64IntegerAttr(0), b_.getI64IntegerAttr(0));
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+      b_.getI64IntegerAttr(0), b_.getI64IntegerAttr(0)));
 }
 
 /// convolution(input, weight, bias, stride, padding, dilation, transposed,
@@ -106,12 +98,8 @@ LogicalResult embedding(AtenCall &call) {
   FailureOr<Value> indices = call.tensor(1, "indices");
   if (failed(weight) || failed(indices))
     return failure();
-  FailureOr<Value> result = call.value<GatherOp>(
-      *weight, *indices, call.builder.getI64IntegerAttr(0));
-  if (failed(result))
-    return failure();
-  call.setResult(*result);
-  return success();
+  return call.finish(call.value<GatherOp>(
+      *weight, *indices, call.builder.getI64IntegerAttr(0)));
 }
 
 const AtenRule kRules[] = {

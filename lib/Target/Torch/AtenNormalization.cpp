@@ -17,9 +17,13 @@ FailureOr<Value> filled(AtenCall &call, ArrayRef<int64_t> shape, double value,
                               call.i64s(shape));
 }
 
-/// _native_batch_norm_legit_no_training(x, weight, bias, running_mean,
-/// running_var, momentum, eps) -> (y, empty, empty).
-LogicalResult batchNormInference(AtenCall &call) {
+/// The operands of a BatchNormalization from torch's batch-norm ops
+/// (input, weight, bias, running_mean, running_var first); a missing
+/// weight or bias is ones or zeros.
+struct BatchNormOperands {
+  Value x, scale, bias, mean, var;
+};
+FailureOr<BatchNormOperands> batchNormOperands(AtenCall &call) {
   FailureOr<Value> x = call.tensor(0, "input");
   if (failed(x))
     return failure();
@@ -36,14 +40,22 @@ LogicalResult batchNormInference(AtenCall &call) {
                               : filled(call, channels, 0.0, element);
   FailureOr<Value> mean = call.tensor(3, "running_mean");
   FailureOr<Value> var = call.tensor(4, "running_var");
+  if (failed(scale) || failed(bias) || failed(mean) || failed(var))
+    return failure();
+  return BatchNormOperands{*x, *scale, *bias, *mean, *var};
+}
+
+/// _native_batch_norm_legit_no_training(x, weight, bias, running_mean,
+/// running_var, momentum, eps) -> (y, empty, empty).
+LogicalResult batchNormInference(AtenCall &call) {
+  FailureOr<BatchNormOperands> in = batchNormOperands(call);
   FailureOr<double> momentum = call.number(5, "momentum", 0.1);
   FailureOr<double> eps = call.number(6, "eps", 1e-5);
-  if (failed(scale) || failed(bias) || failed(mean) || failed(var) ||
-      failed(momentum) || failed(eps))
+  if (failed(in) || failed(momentum) || failed(eps))
     return failure();
   OpBuilder &b = call.builder;
   FailureOr<BatchNormalizationOp> op = call.create<BatchNormalizationOp>(
-      *x, *scale, *bias, *mean, *var, b.getF32FloatAttr(*eps),
+      in->x, in->scale, in->bias, in->mean, in->var, b.getF32FloatAttr(*eps),
       b.getF32FloatAttr(1.0 - *momentum), b.getI64IntegerAttr(0));
   if (failed(op))
     return failure();
@@ -58,32 +70,14 @@ LogicalResult batchNormInference(AtenCall &call) {
 /// results are the new buffers (ONNX's momentum is 1 - torch's).
 LogicalResult batchNormFunctional(AtenCall &call) {
   FailureOr<bool> training = call.flag(5, "training");
-  if (failed(training))
-    return failure();
-  FailureOr<Value> x = call.tensor(0, "input");
-  if (failed(x))
-    return failure();
-  auto type = cast<RankedTensorType>(x->getType());
-  if (type.getRank() < 2)
-    return call.fail("batch norm needs a channel dimension");
-  Type element = type.getElementType();
-  SmallVector<int64_t> channels{type.getDimSize(1)};
-  FailureOr<Value> scale = call.has(1, "weight")
-                               ? call.tensor(1, "weight")
-                               : filled(call, channels, 1.0, element);
-  FailureOr<Value> bias = call.has(2, "bias")
-                              ? call.tensor(2, "bias")
-                              : filled(call, channels, 0.0, element);
-  FailureOr<Value> mean = call.tensor(3, "running_mean");
-  FailureOr<Value> var = call.tensor(4, "running_var");
+  FailureOr<BatchNormOperands> in = batchNormOperands(call);
   FailureOr<double> momentum = call.number(6, "momentum", 0.1);
   FailureOr<double> eps = call.number(7, "eps", 1e-5);
-  if (failed(scale) || failed(bias) || failed(mean) || failed(var) ||
-      failed(momentum) || failed(eps))
+  if (failed(training) || failed(in) || failed(momentum) || failed(eps))
     return failure();
   OpBuilder &b = call.builder;
   FailureOr<BatchNormalizationOp> op = call.create<BatchNormalizationOp>(
-      *x, *scale, *bias, *mean, *var, b.getF32FloatAttr(*eps),
+      in->x, in->scale, in->bias, in->mean, in->var, b.getF32FloatAttr(*eps),
       b.getF32FloatAttr(1.0 - *momentum), b.getI64IntegerAttr(*training));
   if (failed(op))
     return failure();
@@ -91,7 +85,7 @@ LogicalResult batchNormFunctional(AtenCall &call) {
     call.setResults({op->getY(), Value(), Value(), op->getRunningStats()[0],
                      op->getRunningStats()[1]});
   else
-    call.setResults({op->getY(), Value(), Value(), *mean, *var});
+    call.setResults({op->getY(), Value(), Value(), in->mean, in->var});
   return success();
 }
 
@@ -230,15 +224,11 @@ LogicalResult avgPool(AtenCall &call) {
   SmallVector<int64_t> pads(*padding);
   pads.append(padding->begin(), padding->end());
   OpBuilder &b = call.builder;
-  FailureOr<Value> y = call.value<AveragePoolOp>(
+  return call.finish(call.value<AveragePoolOp>(
       *x, StringAttr(), b.getI64IntegerAttr(*ceil),
       b.getI64IntegerAttr(*includePad), DenseI64ArrayAttr(),
       b.getDenseI64ArrayAttr(*kernel), b.getDenseI64ArrayAttr(pads),
-      b.getDenseI64ArrayAttr(*stride));
-  if (failed(y))
-    return failure();
-  call.setResult(*y);
-  return success();
+      b.getDenseI64ArrayAttr(*stride)));
 }
 
 /// _adaptive_avg_pool2d(x, output_size): global pooling for 1x1, a plain
@@ -270,14 +260,10 @@ LogicalResult adaptiveAvgPool(AtenCall &call) {
     kernel.push_back(in / (*output)[d]);
   }
   OpBuilder &b = call.builder;
-  FailureOr<Value> y = call.value<AveragePoolOp>(
+  return call.finish(call.value<AveragePoolOp>(
       *x, StringAttr(), IntegerAttr(), IntegerAttr(), DenseI64ArrayAttr(),
       b.getDenseI64ArrayAttr(kernel), DenseI64ArrayAttr(),
-      b.getDenseI64ArrayAttr(kernel));
-  if (failed(y))
-    return failure();
-  call.setResult(*y);
-  return success();
+      b.getDenseI64ArrayAttr(kernel)));
 }
 
 template <typename OpTy>
@@ -291,12 +277,7 @@ LogicalResult softmax(AtenCall &call) {
     input = call.castTo(*x, type); // half_to_float
   if (failed(input))
     return failure();
-  FailureOr<Value> y =
-      call.value<OpTy>(*input, call.builder.getI64IntegerAttr(*dim));
-  if (failed(y))
-    return failure();
-  call.setResult(*y);
-  return success();
+  return call.finish(call.value<OpTy>(*input, call.builder.getI64IntegerAttr(*dim)));
 }
 
 /// mean.dim / sum.dim_IntList / amax / amin (x, dims, keepdim, dtype) and
@@ -334,13 +315,9 @@ LogicalResult reduce(AtenCall &call) {
     axes = call.i64s(*dims);
   }
   OpBuilder &b = call.builder;
-  FailureOr<Value> y = call.value<OpTy>(input, axes,
+  return call.finish(call.value<OpTy>(input, axes,
                                         b.getI64IntegerAttr(*keepdim),
-                                        b.getI64IntegerAttr(0));
-  if (failed(y))
-    return failure();
-  call.setResult(*y);
-  return success();
+                                        b.getI64IntegerAttr(0)));
 }
 
 /// any.dim / any.dims / any.default: a max over the values as 0/1.
@@ -371,11 +348,7 @@ LogicalResult any(AtenCall &call) {
       *numbers, axes, b.getI64IntegerAttr(*keepdim), b.getI64IntegerAttr(0));
   if (failed(reduced))
     return failure();
-  FailureOr<Value> y = call.castTo(*reduced, b.getI1Type());
-  if (failed(y))
-    return failure();
-  call.setResult(*y);
-  return success();
+  return call.finish(call.castTo(*reduced, b.getI1Type()));
 }
 
 template <typename OpTy>
@@ -391,13 +364,8 @@ LogicalResult argReduce(AtenCall &call) {
   if (failed(dim) || failed(keepdim))
     return failure();
   OpBuilder &b = call.builder;
-  FailureOr<Value> y =
-      call.value<OpTy>(*x, b.getI64IntegerAttr(*dim),
-                       b.getI64IntegerAttr(*keepdim), b.getI64IntegerAttr(0));
-  if (failed(y))
-    return failure();
-  call.setResult(*y);
-  return success();
+  return call.finish(call.value<OpTy>(*x, b.getI64IntegerAttr(*dim),
+                       b.getI64IntegerAttr(*keepdim), b.getI64IntegerAttr(0)));
 }
 
 const AtenRule kRules[] = {

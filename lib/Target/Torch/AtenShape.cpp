@@ -15,20 +15,13 @@ using namespace mlir::amp::torch_import;
 
 namespace {
 
-LogicalResult done(AtenCall &call, FailureOr<Value> value) {
-  if (failed(value))
-    return failure();
-  call.setResult(*value);
-  return success();
-}
-
 LogicalResult view(AtenCall &call) {
   FailureOr<Value> x = call.tensor(0, "self");
   FailureOr<Value> shape = call.sizes(1, "size");
   if (failed(x) || failed(shape))
     return failure();
   // torch's sizes are literal: a 0 is an empty dimension (allowzero).
-  return done(call, call.value<ReshapeOp>(*x, *shape,
+  return call.finish(call.value<ReshapeOp>(*x, *shape,
                                           call.builder.getI64IntegerAttr(1)));
 }
 
@@ -41,7 +34,7 @@ LogicalResult permute(AtenCall &call) {
   for (int64_t &d : *dims)
     if (d < 0)
       d += rank;
-  return done(call, call.value<TransposeOp>(
+  return call.finish(call.value<TransposeOp>(
                         *x, call.builder.getDenseI64ArrayAttr(*dims)));
 }
 
@@ -51,7 +44,7 @@ LogicalResult unsqueeze(AtenCall &call) {
   if (failed(x) || failed(dim))
     return failure();
   int64_t axis = *dim < 0 ? *dim + AtenCall::rankOf(*x) + 1 : *dim;
-  return done(call, call.value<UnsqueezeOp>(*x, call.i64s({axis})));
+  return call.finish(call.value<UnsqueezeOp>(*x, call.i64s({axis})));
 }
 
 /// squeeze.dims / squeeze.dim / squeeze.default: torch skips dimensions
@@ -83,7 +76,7 @@ LogicalResult squeeze(AtenCall &call) {
     call.setResult(*x);
     return success();
   }
-  return done(call, call.value<SqueezeOp>(*x, call.i64s(axes)));
+  return call.finish(call.value<SqueezeOp>(*x, call.i64s(axes)));
 }
 
 /// expand(x, sizes): -1 keeps a size; amp's Expand broadcasts both ways,
@@ -114,7 +107,7 @@ LogicalResult expand(AtenCall &call) {
   }
   if (failed(shape))
     return failure();
-  return done(call, call.value<ExpandOp>(*x, *shape));
+  return call.finish(call.value<ExpandOp>(*x, *shape));
 }
 
 LogicalResult cat(AtenCall &call) {
@@ -134,7 +127,7 @@ LogicalResult cat(AtenCall &call) {
     }
   int64_t rank = AtenCall::rankOf(inputs->front());
   int64_t axis = *dim < 0 ? *dim + rank : *dim;
-  return done(call, call.value<ConcatOp>(ValueRange(*inputs),
+  return call.finish(call.value<ConcatOp>(ValueRange(*inputs),
                                          call.builder.getI64IntegerAttr(axis)));
 }
 
@@ -166,7 +159,7 @@ LogicalResult slice(AtenCall &call) {
       bound(call, 3, "end", std::numeric_limits<int64_t>::max());
   if (failed(start) || failed(end))
     return failure();
-  return done(call, call.value<SliceOp>(*x, *start, *end, call.i64s({*dim}),
+  return call.finish(call.value<SliceOp>(*x, *start, *end, call.i64s({*dim}),
                                         call.i64s({*step})));
 }
 
@@ -180,7 +173,7 @@ LogicalResult select(AtenCall &call) {
       call.operand(2, "index", call.builder.getIntegerType(64));
   if (failed(index))
     return failure();
-  return done(call, call.value<GatherOp>(*x, *index,
+  return call.finish(call.value<GatherOp>(*x, *index,
                                          call.builder.getI64IntegerAttr(*dim)));
 }
 
@@ -190,7 +183,7 @@ LogicalResult indexSelect(AtenCall &call) {
   FailureOr<Value> index = call.tensor(2, "index");
   if (failed(x) || failed(dim) || failed(index))
     return failure();
-  return done(call, call.value<GatherOp>(*x, *index,
+  return call.finish(call.value<GatherOp>(*x, *index,
                                          call.builder.getI64IntegerAttr(*dim)));
 }
 
@@ -220,7 +213,7 @@ LogicalResult index(AtenCall &call) {
     return failure();
   if (AtenCall::elementTypeOf(*indices).isInteger(1))
     return call.fail("indexing with a boolean mask is not supported");
-  return done(call, call.value<GatherOp>(*x, *indices,
+  return call.finish(call.value<GatherOp>(*x, *indices,
                                          call.builder.getI64IntegerAttr(axis)));
 }
 
@@ -262,7 +255,7 @@ LogicalResult constantPad(AtenCall &call) {
     value = call.scalar(0.0, AtenCall::elementTypeOf(*x));
   if (failed(value))
     return failure();
-  return done(call, call.value<PadOp>(*x, call.i64s(pads), *value,
+  return call.finish(call.value<PadOp>(*x, call.i64s(pads), *value,
                                       call.none(),
                                       call.builder.getStringAttr("constant")));
 }
@@ -295,7 +288,7 @@ LogicalResult full(AtenCall &call) {
   }
   if (failed(shape))
     return failure();
-  return done(call, call.value<ExpandOp>(*fill, *shape));
+  return call.finish(call.value<ExpandOp>(*fill, *shape));
 }
 
 /// arange.start_step(start, end, step, dtype=...) and its shorter forms.
@@ -318,7 +311,7 @@ LogicalResult arange(AtenCall &call) {
   }
   if (failed(start) || failed(end) || failed(step))
     return failure();
-  return done(call, call.value<RangeOp>(*start, *end, *step));
+  return call.finish(call.value<RangeOp>(*start, *end, *step));
 }
 
 /// sym_size.int(x, dim): the size at run time, as a symbolic int.
@@ -338,6 +331,7 @@ LogicalResult symSize(AtenCall &call) {
 }
 
 /// Arithmetic on symbolic ints (operator.mul, ...): on 1-element tensors.
+/// floordiv of sizes (non-negative) is amp's truncating integer Div.
 template <typename OpTy>
 LogicalResult symArith(AtenCall &call) {
   Type i64 = call.builder.getIntegerType(64);
@@ -356,24 +350,6 @@ LogicalResult symArith(AtenCall &call) {
   return success();
 }
 
-/// floordiv of non-negative sizes: integer division truncates, which is
-/// the floor for sizes.
-LogicalResult symFloorDiv(AtenCall &call) {
-  Type i64 = call.builder.getIntegerType(64);
-  FailureOr<Value> a = call.operand(0, "", i64);
-  FailureOr<Value> b = call.operand(1, "", i64);
-  if (failed(a) || failed(b))
-    return failure();
-  FailureOr<Value> result = call.value<DivOp>(*a, *b);
-  if (failed(result))
-    return failure();
-  FailureOr<Value> one = call.value<ReshapeOp>(
-      *result, call.i64s({1}), call.builder.getI64IntegerAttr(0));
-  if (failed(one))
-    return failure();
-  call.setSymIntResult(*one);
-  return success();
-}
 
 /// as_strided(x, size, stride, offset): only the views that are a reshape
 /// of the whole tensor (contiguous strides, offset 0); others need the
@@ -413,7 +389,7 @@ LogicalResult asStrided(AtenCall &call) {
   FailureOr<Value> shape = call.sizes(1, "size");
   if (failed(shape))
     return failure();
-  return done(call, call.value<ReshapeOp>(*x, *shape,
+  return call.finish(call.value<ReshapeOp>(*x, *shape,
                                           call.builder.getI64IntegerAttr(1)));
 }
 
@@ -444,7 +420,7 @@ LogicalResult sliceScatter(AtenCall &call) {
       call.none());
   if (failed(before) || failed(after))
     return failure();
-  return done(call, call.value<ConcatOp>(ValueRange{*before, *src, *after},
+  return call.finish(call.value<ConcatOp>(ValueRange{*before, *src, *after},
                                          call.builder.getI64IntegerAttr(axis)));
 }
 
@@ -479,7 +455,7 @@ const AtenRule kRules[] = {
     {"operator.mul", "amp.mul (symbolic sizes)", symArith<MulOp>},
     {"operator.add", "amp.add (symbolic sizes)", symArith<AddOp>},
     {"operator.sub", "amp.sub (symbolic sizes)", symArith<SubOp>},
-    {"operator.floordiv", "amp.div (symbolic sizes)", symFloorDiv},
+    {"operator.floordiv", "amp.div (symbolic sizes)", symArith<DivOp>},
     {"aten._assert_tensor_metadata.default", "(none: an assertion)", nothing},
     {"aten._assert_scalar.default", "(none: an assertion)", nothing},
     {"aten.sym_constrain_range_for_size.default", "(none: an assertion)",

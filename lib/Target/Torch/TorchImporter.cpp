@@ -39,16 +39,6 @@ const llvm::StringMap<const AtenRule *> &getRuleMap() {
   return map;
 }
 
-/// A resource key for a state-dict name: identifier characters only (the
-/// key is printed bare in MLIR text), as the ONNX importer makes them.
-std::string resourceKey(StringRef name) {
-  std::string key;
-  for (char c : name)
-    key.push_back(llvm::isAlnum(c) || c == '_' || c == '.' ? c : '_');
-  if (key.empty() || llvm::isDigit(key.front()))
-    key.insert(key.begin(), 'w');
-  return key;
-}
 
 class TorchImporter {
 public:
@@ -243,7 +233,7 @@ FailureOr<Value> TorchImporter::importWeight(const llvm::json::Object &input,
     }
     auto &manager = DenseResourceElementsHandle::getManagerInterface(context);
     DenseResourceElementsHandle handle =
-        manager.insert(resourceKey(target), std::move(*blob));
+        manager.insert(getWeightResourceKey(target), std::move(*blob));
     attr = DenseResourceElementsAttr::get(type, handle);
   }
   auto constant = builder.create<ConstantOp>(loc, attr);

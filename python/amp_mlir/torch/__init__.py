@@ -25,9 +25,11 @@ import torch
 from .. import Module, Trainer, _amp_mlir, build_train_step
 from . import _graph
 from ._backend import backend
+from ._parity import ParityResult, ParityRow, compare_with_autocast, trace_autocast
 
-__all__ = ["TorchTrainer", "backend", "from_exported_program", "from_torch",
-           "supported_aten_ops", "train_step"]
+__all__ = ["ParityResult", "ParityRow", "TorchTrainer", "backend", "compare_with_autocast",
+           "from_exported_program", "from_torch", "supported_aten_ops", "trace_autocast",
+           "train_step"]
 
 
 def supported_aten_ops() -> list:

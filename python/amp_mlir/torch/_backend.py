@@ -5,10 +5,8 @@
 Each graph Dynamo captures is exported (Core ATen), imported into amp,
 autocast if a dtype is given, and compiled by amp's CPU backend. The
 parameters and buffers Dynamo passes as inputs are frozen into the program
-as weights (as inductor's ``freezing`` does): changing them in place is
-seen in fp32 (amp reads their memory), but not after autocast (the weights
-were converted); call ``torch._dynamo.reset()`` to recompile after changing
-them. A graph amp cannot take runs eagerly, with one warning naming why
+as weights (as inductor's ``freezing`` does): call ``torch._dynamo.reset()``
+to recompile after changing them. A graph amp cannot take runs eagerly, with one warning naming why
 (the ATen ops amp lacks, or gradients being recorded: the backend is for
 inference).
 """

@@ -142,3 +142,23 @@ def test_supported_ops_doc_is_current():
         assert f.read() == generated
     ops = dict(amp_torch.supported_aten_ops())
     assert "aten.convolution.default" in ops and "amp.conv" in ops["aten.convolution.default"]
+
+
+def test_a_new_program_does_not_reuse_another_programs_cached_weights():
+    """The CPU runtime caches convolution weights reordered for oneDNN; the
+    cache is per compiled program. Two programs over the same weight memory
+    (here: the parameter, changed in place between the two compiles) each
+    read the weights they were compiled with. Keyed by address alone, the
+    second took the first one's reordered copy (a silent wrong answer that
+    a freed program's memory, reallocated, also caused)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(32, 64, 3, padding=1)).eval()
+    x = torch.randn(2, 32, 16, 16)
+    module = amp_torch.from_torch(model, (x,))
+    first = module.compile()
+    first(x.numpy())
+    with torch.no_grad():
+        model[0].weight.mul_(-1.0)
+        expected = model(x).numpy()
+    (got,) = module.compile()(x.numpy())
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)

@@ -5,6 +5,7 @@
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -142,4 +143,13 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
                            << "' is set on an op that cannot accumulate in "
                               "f32";
   return success();
+}
+
+std::string mlir::amp::getWeightResourceKey(llvm::StringRef name) {
+  std::string key;
+  for (char c : name)
+    key.push_back(llvm::isAlnum(c) || c == '_' || c == '.' ? c : '_');
+  if (key.empty() || llvm::isDigit(key.front()))
+    key.insert(key.begin(), 'w');
+  return key;
 }
