@@ -41,12 +41,12 @@ def _weight_buffer(tensor: torch.Tensor):
     """(address, byte size, owner) of a tensor's data: the tensor itself
     where it is a contiguous CPU tensor, else a contiguous CPU copy."""
     data = tensor.detach()
+    if data.is_quantized or data.is_sparse:
+        raise TypeError("quantized and sparse weights are not supported")
     if data.device.type != "cpu":
         data = data.cpu()
     if not data.is_contiguous():
         data = data.contiguous()
-    if data.is_quantized or data.is_sparse:
-        raise TypeError("quantized and sparse weights are not supported")
     return data.data_ptr(), data.numel() * data.element_size(), data
 
 
@@ -57,7 +57,7 @@ def from_exported_program(program: "torch.export.ExportedProgram", *,
     ``decompose=False``, for a program that already is)."""
     if decompose:
         program = program.run_decompositions()
-    graph_name = name or type(getattr(program, "module_call_graph", None) or program).__name__
+    graph_name = name or "ExportedProgram"
     graph_json, weights = _graph.serialize(program, graph_name)
     entries = []
     for weight_name, tensor in weights:
