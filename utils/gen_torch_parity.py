@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes docs/TorchParity.md: amp's autocast next to torch.autocast (CPU,
 bf16) on the test-model set, op family by op family, with the errors of
-both against float64. Run with the Torch virtual environment's Python
+both against float64; then the same with amp's torch-cpu-bf16 preset
+(torch's op lists and type promotion). Run with the Torch virtual environment's Python
 (docs/Torch.md); takes a few minutes.
 
     ~/.cache/amp/torch-venv/bin/python utils/gen_torch_parity.py
@@ -27,7 +28,7 @@ FAMILIES = ("convolution", "matmul", "normalization", "softmax", "pooling", "act
 
 def main():
     totals = {f: collections.Counter() for f in FAMILIES}
-    lines, differences = [], []
+    lines, differences, preset_lines, preset_differences = [], [], [], []
     for name in export_torch.ALL_MODELS:
         model, inputs = export_torch.build_model(
             name, fp16_range=name in export_torch.FP16_RANGE_MODELS)
@@ -56,6 +57,20 @@ def main():
             differences.append(f"| {name} | {family} | {torch_precision} | {amp_precision} | "
                                f"{len(rows)} | {rows[0].module or '(top)'} | {kind} |")
         print(lines[-1], flush=True)
+        preset = amp_torch.compare_with_autocast(model, inputs, dtype="bf16",
+                                                 policy="torch-cpu-bf16")
+        agree = sum(row.verdict == "agree" for row in preset.rows)
+        preset_lines.append(
+            f"| {name} | {agree}/{len(preset.rows)} | {preset.torch_error:.2e} | "
+            f"{preset.amp_error:.2e} | {preset.amp_error / preset.torch_error:.2f} | "
+            f"{result.amp_error:.2e} |")
+        for row in preset.rows:
+            if row.verdict != "agree":
+                kind = re.sub(r"'[^']*'", "'...'", row.reason)
+                preset_differences.append(
+                    f"| {name} | {row.module or '(top)'} | {row.family} | {row.torch} | "
+                    f"{row.amp} | {kind} |")
+        print(preset_lines[-1], flush=True)
     header = ("| model | " + " | ".join(FAMILIES) +
               " | torch.autocast bf16 error | amp bf16 error | amp / torch |\n|---" +
               "|---" * (len(FAMILIES) + 3) + "|")
@@ -89,6 +104,26 @@ elided.
 | model | family | torch | amp | groups | first module | amp's reason |
 |---|---|---|---|---|---|---|
 {chr(10).join(differences)}
+
+## With the torch-cpu-bf16 preset
+
+`--amp-policy=torch-cpu-bf16` (`policy="torch-cpu-bf16"` in Python) is
+torch's CPU op lists as an amp policy, with PyTorch's type promotion for
+the ops on none of them (the `promote` class: the widest float input
+decides; [Autocast.md](Autocast.md#presets-torchautocasts-decisions)). The same models
+and inputs; groups where the preset and torch.autocast agree, and the
+errors against float64 (amp's default policy's error repeated from the
+table above).
+
+| model | groups agreeing | torch.autocast bf16 error | amp preset error | preset / torch | amp default error |
+|---|---|---|---|---|---|
+{chr(10).join(preset_lines)}
+
+Groups where they still differ:
+
+| model | module | family | torch | amp | amp's reason |
+|---|---|---|---|---|---|
+{chr(10).join(preset_differences) or "| (none) | | | | | |"}
 """
     with open(os.path.join(REPO, "docs", "TorchParity.md"), "w") as f:
         f.write(text)

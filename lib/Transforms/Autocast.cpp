@@ -155,7 +155,7 @@ buildPolicy(unsigned optLevel, StringRef policyFile,
   AutocastPolicy policy = AutocastPolicy::getDefault();
   policy.applyOptLevel(optLevel);
   if (!policyFile.empty())
-    if (llvm::Error err = policy.loadFile(policyFile))
+    if (llvm::Error err = policy.loadPresetOrFile(policyFile))
       return std::move(err);
   for (auto [cls, names] : lists) {
     std::string option = cls == PrecisionClass::Unlisted
@@ -204,6 +204,7 @@ llvm::Error mlir::amp::checkAutocastOptions(const AmpAutocastOptions &options) {
       {PrecisionClass::Deny, options.denyOps},
       {PrecisionClass::Infer, options.inferOps},
       {PrecisionClass::Clear, options.clearOps},
+      {PrecisionClass::Promote, options.promoteOps},
       {PrecisionClass::Unlisted, options.unlistOps}};
   llvm::Expected<AutocastPolicy> policy = buildPolicy(
       options.optLevel, options.policyFile, lists, options.nodeRules);
@@ -213,17 +214,19 @@ llvm::Error mlir::amp::checkAutocastOptions(const AmpAutocastOptions &options) {
 }
 
 LogicalResult AutocastPass::buildPolicy(AutocastPolicy &policy) {
-  std::vector<std::string> names[5] = {{allowOps.begin(), allowOps.end()},
+  std::vector<std::string> names[6] = {{allowOps.begin(), allowOps.end()},
                                        {denyOps.begin(), denyOps.end()},
                                        {inferOps.begin(), inferOps.end()},
                                        {clearOps.begin(), clearOps.end()},
+                                       {promoteOps.begin(), promoteOps.end()},
                                        {unlistOps.begin(), unlistOps.end()}};
   std::pair<PrecisionClass, ArrayRef<std::string>> lists[] = {
       {PrecisionClass::Allow, names[0]},
       {PrecisionClass::Deny, names[1]},
       {PrecisionClass::Infer, names[2]},
       {PrecisionClass::Clear, names[3]},
-      {PrecisionClass::Unlisted, names[4]}};
+      {PrecisionClass::Promote, names[4]},
+      {PrecisionClass::Unlisted, names[5]}};
   std::vector<std::string> rules(nodeRules.begin(), nodeRules.end());
   llvm::Expected<AutocastPolicy> built =
       ::buildPolicy(optLevel, policyFile, lists, rules);
@@ -331,7 +334,8 @@ void AutocastPass::classifyNodes(const AutocastPolicy &policy) {
     node.reason = std::move(decision.reason);
     bool wantsLow = node.cls == PrecisionClass::Allow ||
                     node.cls == PrecisionClass::Infer ||
-                    node.cls == PrecisionClass::Clear;
+                    node.cls == PrecisionClass::Clear ||
+                    node.cls == PrecisionClass::Promote;
     if (wantsLow && policy.needsF32Accumulation(onnxType) &&
         !(fp32Accumulate && node.precision.supportsF32Accumulation())) {
       node.cls = PrecisionClass::Deny;
@@ -509,13 +513,68 @@ void AutocastPass::propagate() {
     }
   }
 
-  // 4. An infer or clear op with a low-precision input and no input from a
-  //    denied op follows its low-precision inputs (TF's rule in bf16 mode;
-  //    amp applies it to fp16 too). Its other fp32 inputs (graph inputs,
-  //    outputs of unlisted ops) are cast; constants are converted.
+  // 4. In one pass in topological order (node indices follow a pre-order
+  //    walk), so that each op sees the decisions of its producers:
+  //    - an infer or clear op with a low-precision input and no input from a
+  //      denied op follows its low-precision inputs (TF's rule in bf16 mode;
+  //      amp applies it to fp16 too). Its other fp32 inputs (graph inputs,
+  //      outputs of unlisted ops) are cast; constants are converted.
+  //    - a promote op runs in the widest type of its float inputs, as
+  //      PyTorch's type promotion does for the ops on none of autocast's
+  //      lists: low precision only when every input is low. Graph inputs,
+  //      weights and the results of fp32 ops are fp32. Rank-0 inputs (Python
+  //      numbers in a torch graph, scalar constants) do not promote the
+  //      others, as 0-d tensors do not in PyTorch.
+  auto producerIsLow = [&](Value value) -> std::optional<bool> {
+    if (lowValues.contains(value) ||
+        getElementTypeOrSelf(value.getType()) == lowType)
+      return true;
+    auto it = nodeIndex.find(value.getDefiningOp());
+    if (it == nodeIndex.end())
+      return std::nullopt;
+    return nodes[it->second].allow;
+  };
   for (unsigned i = 0; i < n; ++i) {
     Node &node = nodes[i];
-    if (node.allow || node.deny || !isInferOrClear(i))
+    if (node.allow || node.deny)
+      continue;
+    if (node.cls == PrecisionClass::Promote) {
+      SmallVector<Value> inputs, ranked;
+      for (OpOperand &operand : node.op->getOpOperands()) {
+        Value value = operand.get();
+        if (!node.precision.isPrecisionOperand(operand.getOperandNumber()) ||
+            !isa<FloatType>(getElementTypeOrSelf(value.getType())))
+          continue;
+        inputs.push_back(value);
+        auto shaped = dyn_cast<ShapedType>(value.getType());
+        if (!shaped || !shaped.hasRank() || shaped.getRank() != 0)
+          ranked.push_back(value);
+      }
+      if (!ranked.empty())
+        inputs = std::move(ranked);
+      std::optional<Value> low, wide;
+      for (Value value : inputs) {
+        if (producerIsLow(value).value_or(false))
+          low = value;
+        else if (!wide)
+          wide = value;
+      }
+      if (!low || wide) {
+        std::string name = wide ? valueName(*wide) : "";
+        if (wide && name.empty())
+          name = "argument " + std::to_string(
+                                   cast<BlockArgument>(*wide).getArgNumber());
+        node.reason = wide ? "promote: fp32 input '" + name + "'"
+                           : "promote: no low-precision input";
+        continue;
+      }
+      std::string from = valueName(*low);
+      node.allow = true;
+      node.reason = "promote: every float input is low precision (from '" +
+                    from + "')";
+      continue;
+    }
+    if (!isInferOrClear(i))
       continue;
     std::string from;
     bool anyLow = false, anyDenied = false;

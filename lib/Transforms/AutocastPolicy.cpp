@@ -12,6 +12,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/YAMLParser.h"
@@ -30,6 +31,8 @@ StringRef mlir::amp::stringifyPrecisionClass(PrecisionClass cls) {
     return "infer";
   case PrecisionClass::Clear:
     return "clear";
+  case PrecisionClass::Promote:
+    return "promote";
   case PrecisionClass::Unlisted:
     return "unlisted";
   }
@@ -42,6 +45,7 @@ std::optional<PrecisionClass> mlir::amp::parsePrecisionClass(StringRef name) {
       .Case("deny", PrecisionClass::Deny)
       .Case("infer", PrecisionClass::Infer)
       .Case("clear", PrecisionClass::Clear)
+      .Case("promote", PrecisionClass::Promote)
       .Case("unlisted", PrecisionClass::Unlisted)
       .Default(std::nullopt);
 }
@@ -185,6 +189,35 @@ AutocastPolicy AutocastPolicy::getEmpty() {
   return policy;
 }
 
+namespace {
+struct Preset {
+  StringRef name;
+  StringRef text;
+};
+} // namespace
+
+// Generated from lib/Transforms/Policies/*.yaml (lib/Transforms/CMakeLists.txt).
+static const Preset kPresets[] = {
+#include "amp/Transforms/AutocastPresets.inc"
+};
+
+llvm::ArrayRef<StringRef> AutocastPolicy::getPresetNames() {
+  static const std::vector<StringRef> names = [] {
+    std::vector<StringRef> result;
+    for (const Preset &preset : kPresets)
+      result.push_back(preset.name);
+    return result;
+  }();
+  return names;
+}
+
+StringRef AutocastPolicy::getPresetText(StringRef name) {
+  for (const Preset &preset : kPresets)
+    if (preset.name == name)
+      return preset.text;
+  return {};
+}
+
 AutocastPolicy AutocastPolicy::getDefault() {
   AutocastPolicy policy = getEmpty();
   for (const DefaultEntry &entry : getDefaultEntries())
@@ -257,7 +290,8 @@ llvm::Error AutocastPolicy::addNodeRule(StringRef pattern, bool isRegex,
   if (pattern.empty())
     return makeError("empty node pattern");
   if (cls == PrecisionClass::Unlisted)
-    return makeError("a node rule must name allow, deny, infer or clear");
+    return makeError(
+        "a node rule must name allow, deny, infer, clear or promote");
   NodeRule rule{pattern.str(), nullptr, cls, source.str()};
   if (isRegex) {
     rule.regex = std::make_shared<llvm::Regex>("^(" + pattern.str() + ")$");
@@ -273,11 +307,12 @@ llvm::Error AutocastPolicy::addNodeRuleSpec(StringRef spec, StringRef source) {
   auto [pattern, clsName] = spec.rsplit('=');
   if (clsName.empty() || pattern.empty() || pattern == spec)
     return makeError("node rule '" + spec +
-                     "' is not of the form pattern=allow|deny|infer|clear");
+                     "' is not of the form "
+                     "pattern=allow|deny|infer|clear|promote");
   std::optional<PrecisionClass> cls = parsePrecisionClass(clsName.trim());
   if (!cls || *cls == PrecisionClass::Unlisted)
     return makeError("node rule '" + spec + "': unknown class '" + clsName +
-                     "' (expected allow, deny, infer or clear)");
+                     "' (expected allow, deny, infer, clear or promote)");
   return addNodeRule(pattern, /*isRegex=*/true, *cls, source);
 }
 
@@ -289,8 +324,12 @@ namespace mlir::amp {
 /// Reads one policy file; errors carry the file name and line.
 class PolicyFileReader {
 public:
-  PolicyFileReader(AutocastPolicy &policy, StringRef path)
-      : policy(policy), path(path) {}
+  /// `path` names the file in messages; `source` names it in the reasons
+  /// of the classes it sets.
+  PolicyFileReader(AutocastPolicy &policy, StringRef path,
+                   std::optional<std::string> source = std::nullopt)
+      : policy(policy), path(path),
+        source(source ? *source : "policy file " + path.str()) {}
 
   llvm::Error read() {
     auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
@@ -330,6 +369,7 @@ public:
     // then apply in a fixed order whatever the order in the file: base,
     // class lists, node rules.
     std::optional<std::pair<std::string, unsigned>> base;
+    std::optional<std::pair<PrecisionClass, unsigned>> others;
     std::vector<std::pair<PrecisionClass, std::vector<Item>>> lists;
     std::vector<Rule> rules;
     for (llvm::yaml::KeyValueNode &entry : *mapping) {
@@ -344,6 +384,16 @@ public:
         if (llvm::Error err = scalar(value, name))
           return err;
         base = {name, lineOf(value)};
+      } else if (key == "others") {
+        std::string name;
+        if (llvm::Error err = scalar(value, name))
+          return err;
+        std::optional<PrecisionClass> cls = parsePrecisionClass(name);
+        if (!cls)
+          return failAt(value, "unknown class '" + name +
+                                   "' for 'others' (expected allow, deny, "
+                                   "infer, clear, promote or unlisted)");
+        others = {*cls, lineOf(value)};
       } else if (key == "nodes") {
         if (llvm::Error err = readNodeRules(value, rules))
           return err;
@@ -358,7 +408,7 @@ public:
         return failAt(entry.getKey(),
                       "unknown key '" + key +
                           "' (expected base, allow, deny, infer, clear, "
-                          "unlist or nodes)");
+                          "promote, unlist, others or nodes)");
       }
       if (!parseError.empty())
         return fail(parseError);
@@ -366,7 +416,6 @@ public:
     if (!parseError.empty())
       return fail(parseError);
 
-    std::string source = "policy file " + path;
     if (base) {
       if (base->first == "empty") {
         // Node rules given before the file (none today) are kept.
@@ -385,6 +434,12 @@ public:
       for (const Item &item : items)
         if (llvm::Error err = policy.setClass(item.name, cls, source))
           return failAtLine(item.line, llvm::toString(std::move(err)));
+    // `others`: every op the lists above left in no class.
+    if (others && others->first != PrecisionClass::Unlisted)
+      for (const OnnxOpName &entry : getOnnxOpNames())
+        if (!policy.ops.count(entry.onnxName))
+          policy.ops[entry.onnxName] = {others->first, source,
+                                        "in no list of the file ('others')"};
     for (const Rule &rule : rules)
       if (llvm::Error err =
               policy.addNodeRule(rule.pattern, rule.isRegex, rule.cls, source))
@@ -483,8 +538,10 @@ private:
                           "a node rule needs 'name' or 'regex', and 'class'");
       std::optional<PrecisionClass> cls = parsePrecisionClass(clsName);
       if (!cls || *cls == PrecisionClass::Unlisted)
-        return failAtLine(line, "unknown class '" + clsName +
-                                    "' (expected allow, deny, infer or clear)");
+        return failAtLine(line,
+                          "unknown class '" + clsName +
+                              "' (expected allow, deny, infer, clear or "
+                              "promote)");
       rules.push_back({pattern, isRegex, *cls, line});
     }
     return llvm::Error::success();
@@ -492,12 +549,33 @@ private:
 
   AutocastPolicy &policy;
   std::string path;
+  std::string source;
   llvm::SourceMgr sourceMgr;
 };
 } // namespace mlir::amp
 
 llvm::Error AutocastPolicy::loadFile(StringRef path) {
   return PolicyFileReader(*this, path).read();
+}
+
+llvm::Error AutocastPolicy::loadPresetOrFile(StringRef nameOrPath) {
+  StringRef preset = getPresetText(nameOrPath);
+  if (!preset.empty())
+    return PolicyFileReader(*this, ("preset " + nameOrPath).str(),
+                            ("preset " + nameOrPath).str())
+        .read(llvm::MemoryBuffer::getMemBuffer(preset, nameOrPath,
+                                               /*RequiresNullTerminator=*/
+                                               false));
+  if (llvm::sys::fs::exists(nameOrPath) || nameOrPath.contains('/') ||
+      nameOrPath.contains('.'))
+    return loadFile(nameOrPath);
+  // Neither a file nor a preset: say which presets there are.
+  std::string names;
+  for (StringRef name : getPresetNames())
+    names += (names.empty() ? "" : ", ") + name.str();
+  return makeError("'" + nameOrPath +
+                   "' is neither a policy file nor a preset (presets: " +
+                   names + ")");
 }
 
 llvm::Error AutocastPolicy::loadText(StringRef text, StringRef name) {
@@ -538,8 +616,14 @@ void AutocastPolicy::print(llvm::raw_ostream &os) const {
   os << "# amp-autocast policy (YAML; JSON works too). Schema: "
         "docs/AutocastPolicy.md\n"
      << "base: empty\n";
-  for (PrecisionClass cls : {PrecisionClass::Allow, PrecisionClass::Deny,
-                             PrecisionClass::Infer, PrecisionClass::Clear}) {
+  for (PrecisionClass cls :
+       {PrecisionClass::Allow, PrecisionClass::Deny, PrecisionClass::Infer,
+        PrecisionClass::Clear, PrecisionClass::Promote}) {
+    // An empty class is left out (a key without a list does not parse).
+    if (llvm::none_of(ops, [&](const auto &entry) {
+          return entry.second.cls == cls;
+        }))
+      continue;
     os << stringifyPrecisionClass(cls) << ":\n";
     // In ODS order, which groups related ops.
     for (const OnnxOpName &entry : getOnnxOpNames()) {

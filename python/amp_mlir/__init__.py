@@ -210,8 +210,10 @@ def autocast(module: Module, dtype: str = "fp16", *, allow: Iterable[str] = (),
     This is amp's front end (``amp-front-end``) with amp-autocast's
     options: ``dtype`` "fp16" or "bf16"; ``allow``/``deny`` op types
     added to the policy's lists; ``node_rules`` ``{pattern: class}`` with
-    a node name or a regex over whole names and allow|deny|infer|clear;
-    ``opt_level`` 0-2; ``policy`` a policy file. Further keywords are the
+    a node name or a regex over whole names and
+    allow|deny|infer|clear|promote; ``opt_level`` 0-2; ``policy`` a policy
+    file or a preset name (``"torch-cuda-fp16"``, ``"torch-cpu-bf16"``:
+    torch.autocast's op lists). Further keywords are the
     other options of ``amp-front-end{...}`` by their names with ``_`` for
     ``-`` (``keep_io_types=False``, ``fold_constants=False``, ...; see
     :func:`front_end_options`).

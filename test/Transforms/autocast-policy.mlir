@@ -70,7 +70,7 @@ allow:
   - Matmul
 
 //--- unknown-key.mlir
-// expected-error@+1 {{line 2: unknown key 'alow' (expected base, allow, deny, infer, clear, unlist or nodes)}}
+// expected-error@+1 {{line 2: unknown key 'alow' (expected base, allow, deny, infer, clear, promote, unlist, others or nodes)}}
 module {}
 
 //--- unknown-key.yaml
@@ -78,7 +78,7 @@ deny: [Exp]
 alow: [MatMul]
 
 //--- bad-class.mlir
-// expected-error@+1 {{line 2: unknown class 'fp16' (expected allow, deny, infer or clear)}}
+// expected-error@+1 {{line 2: unknown class 'fp16' (expected allow, deny, infer, clear or promote)}}
 module {}
 
 //--- bad-class.yaml
@@ -117,7 +117,7 @@ module {}
 module {}
 
 //--- option-rule.mlir
-// expected-error@+1 {{amp-autocast: option 'node-rules': node rule 'proj' is not of the form pattern=allow|deny|infer|clear}}
+// expected-error@+1 {{amp-autocast: option 'node-rules': node rule 'proj' is not of the form pattern=allow|deny|infer|clear|promote}}
 module {}
 
 //--- option-type.mlir

@@ -1,16 +1,18 @@
 //===- AutocastPolicy.h - op classes for amp-autocast -----------*- C++ -*-===//
 //
 // The policy of the autocast pass is data: a class per ONNX operator type
-// (allow, deny, infer, clear), the operators that are only safe in low
-// precision with fp32 accumulation, and per-node rules. It starts from the
-// built-in default (or empty), then takes a policy file and command-line
-// overrides. Every op name is checked against the registered amp ops.
+// (allow, deny, infer, clear, promote), the operators that are only safe in
+// low precision with fp32 accumulation, and per-node rules. It starts from
+// the built-in default (or empty), then takes a policy file or a named
+// preset and command-line overrides. Every op name is checked against the
+// registered amp ops.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef AMP_TRANSFORMS_AUTOCASTPOLICY_H
 #define AMP_TRANSFORMS_AUTOCASTPOLICY_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -27,9 +29,11 @@ class raw_ostream;
 
 namespace mlir::amp {
 
-/// The four classes of TensorFlow's auto-mixed-precision pass, plus
-/// `Unlisted` for ops in no class: they keep fp32 and do not spread it.
-enum class PrecisionClass { Allow, Deny, Infer, Clear, Unlisted };
+/// The four classes of TensorFlow's auto-mixed-precision pass; `Promote`,
+/// PyTorch autocast's rule for the ops on none of its lists (the widest
+/// float input decides, as in type promotion); and `Unlisted` for ops in no
+/// class: they keep fp32 and do not spread it.
+enum class PrecisionClass { Allow, Deny, Infer, Clear, Promote, Unlisted };
 
 llvm::StringRef stringifyPrecisionClass(PrecisionClass cls);
 std::optional<PrecisionClass> parsePrecisionClass(llvm::StringRef name);
@@ -40,6 +44,12 @@ public:
   static AutocastPolicy getDefault();
   /// No op in any class.
   static AutocastPolicy getEmpty();
+
+  /// The names of the built-in presets (`torch-cuda-fp16`, ...): policy
+  /// files compiled into amp (lib/Transforms/Policies/<name>.yaml).
+  static llvm::ArrayRef<llvm::StringRef> getPresetNames();
+  /// The text of preset `name`, or an empty StringRef if there is none.
+  static llvm::StringRef getPresetText(llvm::StringRef name);
 
   /// Opt level 2 moves every infer and deny op to allow; level 3 also drops
   /// the fp32-accumulation requirement. Levels 0 and 1 change nothing.
@@ -57,6 +67,9 @@ public:
   llvm::Error addNodeRuleSpec(llvm::StringRef spec, llvm::StringRef source);
   /// Merges a policy file (YAML or JSON; schema in docs/AutocastPolicy.md).
   llvm::Error loadFile(llvm::StringRef path);
+  /// Merges preset `nameOrPath` when it names one, else the policy file at
+  /// that path.
+  llvm::Error loadPresetOrFile(llvm::StringRef nameOrPath);
   /// The same for the text of a policy file; `name` names it in messages.
   llvm::Error loadText(llvm::StringRef text, llvm::StringRef name);
 

@@ -48,7 +48,8 @@ def AmpAutocast : Pass<"amp-autocast", "::mlir::ModuleOp"> {
            "0: no change, 1: policy lists, 2: all low except what needs "
            "fp32 accumulation and cannot get it, 3: pure low precision">,
     Option<"policyFile", "policy", "std::string", /*default=*/"",
-           "Policy file (YAML or JSON) applied on top of the default">,
+           "Policy file (YAML or JSON) or preset (torch-cuda-fp16, "
+           "torch-cpu-bf16) applied on top of the default">,
     ListOption<"allowOps", "allow", "std::string",
                "ONNX op types added to the allow class">,
     ListOption<"denyOps", "deny", "std::string",
@@ -57,11 +58,14 @@ def AmpAutocast : Pass<"amp-autocast", "::mlir::ModuleOp"> {
                "ONNX op types added to the infer class">,
     ListOption<"clearOps", "clear", "std::string",
                "ONNX op types added to the clear class">,
+    ListOption<"promoteOps", "promote", "std::string",
+               "ONNX op types added to the promote class (the widest "
+               "float input decides, as in PyTorch's type promotion)">,
     ListOption<"unlistOps", "unlist", "std::string",
                "ONNX op types removed from every class (they keep fp32)">,
     ListOption<"nodeRules", "node-rules", "std::string",
                "Per-node rules `pattern=class`: the node name or a regex "
-               "matching the whole name, and allow|deny|infer|clear">,
+               "matching the whole name, and allow|deny|infer|clear|promote">,
     Option<"keepIOTypes", "keep-io-types", "bool", /*default=*/"true",
            "Keep the element types of the graph inputs and outputs">,
     Option<"fp32Accumulate", "fp32-accumulate", "bool", /*default=*/"true",

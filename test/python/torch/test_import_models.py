@@ -89,13 +89,19 @@ class Case:
 _CASES = {}
 
 
+def by_model(names):
+    """The parameters, each in its model's xdist group: the tests of one
+    model share its export (``case``), so they run on one worker."""
+    return [pytest.param(n, marks=pytest.mark.xdist_group(f"torch-model-{n}")) for n in names]
+
+
 def case(name):
     if name not in _CASES:
         _CASES[name] = Case(name)
     return _CASES[name]
 
 
-@pytest.mark.parametrize("name", TORCHVISION + HAND_WRITTEN + DYNAMIC_TRANSFORMERS)
+@pytest.mark.parametrize("name", by_model(TORCHVISION + HAND_WRITTEN + DYNAMIC_TRANSFORMERS))
 def test_fp32_matches_eager(name):
     c = case(name)
     inputs = c.module.clone().compile().inputs
@@ -108,7 +114,7 @@ def test_fp32_matches_eager(name):
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
-@pytest.mark.parametrize("name", sorted(ONNX_MIXED_MEASURED))
+@pytest.mark.parametrize("name", by_model(sorted(ONNX_MIXED_MEASURED)))
 def test_mixed_precision_within_onnx_bounds(name, dtype):
     c = case(name)
     module = c.module.clone()
