@@ -23,25 +23,14 @@ sys.path.insert(0, os.path.join(REPO, "test", "conformance"))
 sys.path.insert(0, os.path.join(REPO, "test", "models"))
 
 from amp_test_utils import AmpOpt  # noqa: E402  (needs the path above)
-from xdist_groups import (  # noqa: E402
-    check_groups_took_effect, group_modules_with_shared_fixtures)
+# The hooks that keep tests sharing a module fixture on one xdist worker.
+from xdist_groups import (  # noqa: E402,F401
+    pytest_collection_finish, pytest_collection_modifyitems)
 
 
 def pytest_configure(config):
     """Register the ``slow`` marker."""
     config.addinivalue_line("markers", "slow: takes a minute or more (still runs by default)")
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_collection_modifyitems(config, items):
-    """Marks the groups before any plugin's hook runs, xdist's included
-    (it reads the ``xdist_group`` marks there; xdist_groups.py)."""
-    group_modules_with_shared_fixtures(items)
-    yield
-
-
-def pytest_collection_finish(session):
-    check_groups_took_effect(session)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,8 @@ test that prints them, a peer check that reads an earlier measurement)
 are the same modules. A module can also name itself a group with
 ``pytestmark = pytest.mark.xdist_group(...)``.
 
-Without xdist (plain ``pytest``) the marks do nothing.
+Without xdist (plain ``pytest``) the marks do nothing. The conftests
+import the two hooks at the end of this file.
 """
 
 import pytest
@@ -63,3 +64,15 @@ def check_groups_took_effect(session):
             f"pytest-xdist's --dist loadgroup does not group with this pytest "
             f"({pytest.__version__}): {len(lost)} grouped tests lost their group, e.g. "
             f"{lost[0]}. Install the versions scripts/amp.sh pins.")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection_modifyitems(config, items):
+    """Marks the groups before any plugin's hook runs, xdist's included
+    (it reads the ``xdist_group`` marks in this hook)."""
+    group_modules_with_shared_fixtures(items)
+    yield
+
+
+def pytest_collection_finish(session):
+    check_groups_took_effect(session)

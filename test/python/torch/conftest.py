@@ -17,8 +17,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(REPO, "test", "models", "amp_testmodels"))
 sys.path.insert(0, os.path.dirname(HERE))  # xdist_groups
 
-from xdist_groups import (  # noqa: E402
-    check_groups_took_effect, group_modules_with_shared_fixtures)
+# The hooks that keep tests sharing a module fixture on one xdist worker.
+from xdist_groups import (  # noqa: E402,F401
+    pytest_collection_finish, pytest_collection_modifyitems)
 
 try:
     import torch
@@ -26,15 +27,3 @@ try:
 except ImportError as error:  # pragma: no cover - the environment is wrong
     pytest.exit(f"the Torch tests need PyPI's torch 2.x (scripts/amp.sh creates its "
                 f"virtual environment): {error}", returncode=4)
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_collection_modifyitems(config, items):
-    """Marks the groups before any plugin's hook runs, xdist's included
-    (it reads the ``xdist_group`` marks there; xdist_groups.py)."""
-    group_modules_with_shared_fixtures(items)
-    yield
-
-
-def pytest_collection_finish(session):
-    check_groups_took_effect(session)
