@@ -562,16 +562,16 @@ void AutocastPass::propagate() {
       if (!low || wide) {
         std::string name = wide ? valueName(*wide) : "";
         if (wide && name.empty())
-          name = "argument " + std::to_string(
-                                   cast<BlockArgument>(*wide).getArgNumber());
+          name = "argument " +
+                 std::to_string(cast<BlockArgument>(*wide).getArgNumber());
         node.reason = wide ? "promote: fp32 input '" + name + "'"
                            : "promote: no low-precision input";
         continue;
       }
       std::string from = valueName(*low);
       node.allow = true;
-      node.reason = "promote: every float input is low precision (from '" +
-                    from + "')";
+      node.reason =
+          "promote: every float input is low precision (from '" + from + "')";
       continue;
     }
     if (!isInferOrClear(i))

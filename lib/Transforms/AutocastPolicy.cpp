@@ -196,7 +196,8 @@ struct Preset {
 };
 } // namespace
 
-// Generated from lib/Transforms/Policies/*.yaml (lib/Transforms/CMakeLists.txt).
+// Generated from lib/Transforms/Policies/*.yaml
+// (lib/Transforms/CMakeLists.txt).
 static const Preset kPresets[] = {
 #include "amp/Transforms/AutocastPresets.inc"
 };
@@ -538,10 +539,9 @@ private:
                           "a node rule needs 'name' or 'regex', and 'class'");
       std::optional<PrecisionClass> cls = parsePrecisionClass(clsName);
       if (!cls || *cls == PrecisionClass::Unlisted)
-        return failAtLine(line,
-                          "unknown class '" + clsName +
-                              "' (expected allow, deny, infer, clear or "
-                              "promote)");
+        return failAtLine(line, "unknown class '" + clsName +
+                                    "' (expected allow, deny, infer, clear or "
+                                    "promote)");
       rules.push_back({pattern, isRegex, *cls, line});
     }
     return llvm::Error::success();
@@ -573,9 +573,9 @@ llvm::Error AutocastPolicy::loadPresetOrFile(StringRef nameOrPath) {
   std::string names;
   for (StringRef name : getPresetNames())
     names += (names.empty() ? "" : ", ") + name.str();
-  return makeError("'" + nameOrPath +
-                   "' is neither a policy file nor a preset (presets: " +
-                   names + ")");
+  return makeError(
+      "'" + nameOrPath +
+      "' is neither a policy file nor a preset (presets: " + names + ")");
 }
 
 llvm::Error AutocastPolicy::loadText(StringRef text, StringRef name) {
@@ -620,9 +620,8 @@ void AutocastPolicy::print(llvm::raw_ostream &os) const {
        {PrecisionClass::Allow, PrecisionClass::Deny, PrecisionClass::Infer,
         PrecisionClass::Clear, PrecisionClass::Promote}) {
     // An empty class is left out (a key without a list does not parse).
-    if (llvm::none_of(ops, [&](const auto &entry) {
-          return entry.second.cls == cls;
-        }))
+    if (llvm::none_of(
+            ops, [&](const auto &entry) { return entry.second.cls == cls; }))
       continue;
     os << stringifyPrecisionClass(cls) << ":\n";
     // In ODS order, which groups related ops.

@@ -13,7 +13,8 @@ allocation of the declared size fails the test as a crash.
   and computed correctly by amp-run; the same model at 2^34 elements is
   refused by the largest-tensor cap.
 - Each cap (tensor elements and bytes, total initializer bytes, nodes,
-  subgraph depth, folding budget) has a test with a small value.
+  subgraph depth, folding budget) has a test with a small value; the
+  tensor caps hold for declared graph input shapes too.
 - 5,000 levels of If inside If get an error that says so (protobuf's parser
   alone would call the file corrupted).
 """
@@ -239,6 +240,28 @@ def test_cap_node_results(amp_opt, tmp_path):
                        flags=["--amp-max-tensor-elements=255"])
     expect_clean_error(amp_opt.path, path, "node 'grow'", "result 0 takes 1024 bytes",
                        flags=["--amp-max-tensor-bytes=1000"])
+
+
+def test_cap_graph_input_shapes(amp_opt, amp_run, tmp_path):
+    """A declared input shape is a size from the file as well: amp-run
+    allocates inputs of it, and shape inference carries it into every node.
+    2^40 floats declared in a 100-byte file are refused by name by both
+    tools; a small cap applies to a normal input."""
+    huge = [1 << 20, 1 << 20]
+    model = model_of([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                     [info("x", huge)], [info("y", huge)])
+    path = save(model, tmp_path)
+    assert os.path.getsize(path) < 200
+    for tool in (amp_opt.path, amp_run):
+        expect_clean_error(tool, path, "input 'x' has 1099511627776 elements",
+                           "--amp-max-tensor-elements")
+    small = model_of([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                     [info("x", [4, 4])], [info("y", [4, 4])])
+    path = save(small, tmp_path, "small.onnx")
+    expect_clean_error(amp_opt.path, path, "input 'x' takes 64 bytes",
+                       "(60 bytes; --amp-max-tensor-bytes)", flags=["--amp-max-tensor-bytes=60"])
+    proc = run_tool(amp_opt.path, path, "-o", tmp_path / "ok.mlir", "--amp-max-tensor-bytes=64")
+    assert proc.returncode == 0, describe_failure(proc)
 
 
 def test_cap_initializer_bytes(amp_opt, tmp_path):

@@ -231,6 +231,25 @@ ONNXImporter::convertValueInfoType(const onnx::ValueInfoProto &info,
     dims.push_back(dim.has_dim_value() && dim.dim_value() >= 0
                        ? dim.dim_value()
                        : ShapedType::kDynamic);
+  // A declared shape is a size from the file too: amp-run allocates inputs
+  // and outputs of it, and shape inference propagates it into every node.
+  // The static dimensions' product (saturating; 0 if any is 0) is held to
+  // the largest-tensor caps.
+  uint64_t count = 1;
+  for (int64_t d : dims) {
+    if (ShapedType::isDynamic(d))
+      continue;
+    uint64_t size = static_cast<uint64_t>(d);
+    if (size == 0) {
+      count = 0;
+      break;
+    }
+    count = count > UINT64_MAX / size ? UINT64_MAX : count * size;
+  }
+  if (llvm::Error err =
+          checkTensorSize((what + " '" + info.name() + "'").str(), count,
+                          storageBytes(elementType), options.limits))
+    return (void)modelError(llvm::toString(std::move(err))), failure();
   return Type(RankedTensorType::get(dims, elementType));
 }
 
