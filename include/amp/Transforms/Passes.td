@@ -11,10 +11,12 @@ def AmpAutocast : Pass<"amp-autocast", "::mlir::ModuleOp"> {
     Decides, op by op, whether to compute in fp32 or in a low-precision type
     (fp16 or bf16) and rewrites the graph accordingly.
 
-    Each ONNX operator type is in one of four classes of a policy: allow
+    Each ONNX operator type is in one of five classes of a policy: allow
     (compute in low precision), deny (compute in fp32), infer (low precision
-    when its inputs are) and clear (precision-transparent data movement); ops
-    in no class keep fp32 and do not spread it. The decision then follows
+    when its inputs are), clear (precision-transparent data movement) and
+    promote (the widest float input decides, as in PyTorch's type promotion;
+    the torch-cuda-fp16 and torch-cpu-bf16 presets use it); ops in no class
+    keep fp32 and do not spread it. The decision then follows
     these rules, in order:
 
     1. deny spreads forward through clear and infer ops: an infer op reached
@@ -24,7 +26,8 @@ def AmpAutocast : Pass<"amp-autocast", "::mlir::ModuleOp"> {
     3. allow spreads through clear ops (both directions), and backwards
        into ops computed from weights only;
     4. an infer or clear op with a low-precision input and no input from a
-       denied op follows its low-precision inputs.
+       denied op follows its low-precision inputs; a promote op is low
+       precision when all its float inputs are (rank-0 inputs aside).
 
     What each operand of an op is (follows the op's precision, fixed type,
     any type) comes from the op's PrecisionOpInterface. Integer, bool and
