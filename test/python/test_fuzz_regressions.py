@@ -182,3 +182,21 @@ def test_runtime_axes_longer_than_the_rank(amp_opt, tmp_path):
     model = model_of([node], [info("x", [2, 3]), info("axes", [5], TensorProto.INT64)],
                      [info("y", None)])
     expect_error(amp_opt, tmp_path, model, "node 'r'", "reduction axes lists 5 axes")
+
+
+@pytest.mark.parametrize("opset", [11, 12])
+def test_coerced_softmax_of_a_zero_size_input(amp_opt, tmp_path, opset):
+    """Softmax before opset 13 flattens its input to 2-D and reshapes the
+    result back; with a 0 dimension, the reshape read that 0 as "copy the
+    input's dimension" and type inference failed inside an op builder (an
+    abort; fuzz finding regression-d7d1c0fbedba). Now the model imports, with
+    the input's type on the result."""
+    node = helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=1)
+    model = model_of([node], [info("x", [3, 4, 5, 0])], [info("y", [3, 4, 5, 0])],
+                     opset=opset)
+    path = tmp_path / "model.onnx"
+    onnx.save_model(model, str(path))
+    out = tmp_path / "out.mlir"
+    proc = amp_opt.run(str(path), "-o", str(out))
+    assert proc.returncode == 0, describe_failure(proc)
+    assert "tensor<3x4x5x0xf32>" in out.read_text()

@@ -764,11 +764,19 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
     }
   }
   if (pending.reshapeResultLike) {
+    // Back to the input's shape, whose type is known: nothing to infer.
+    // With a 0 dimension, allowzero: a 0 in the shape is then a zero-size
+    // dimension, not "copy that dimension" (which made inference fail, an
+    // abort; fuzz finding regression-d7d1c0fbedba). Otherwise the default,
+    // which every opset's Reshape has.
+    auto like = cast<RankedTensorType>(pending.reshapeResultLike.getType());
+    auto resultType = like.clone(getElementTypeOrSelf(results[0].getType()));
+    uint64_t allowZero = llvm::is_contained(like.getShape(), 0) ? 1 : 0;
     Value shape = builder.createOrFold<ShapeOp>(
         ctx.loc, ValueRange{pending.reshapeResultLike},
         ArrayRef<NamedAttribute>{});
-    results[0] = builder.createOrFold<ReshapeOp>(
-        ctx.loc, ValueRange{results[0], shape}, ArrayRef<NamedAttribute>{});
+    results[0] = builder.createOrFold<ReshapeOp>(ctx.loc, resultType,
+                                                 results[0], shape, allowZero);
   }
   for (auto [i, output] : llvm::enumerate(node.output())) {
     if (output.empty())
