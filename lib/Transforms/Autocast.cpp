@@ -525,14 +525,16 @@ void AutocastPass::propagate() {
   //      weights and the results of fp32 ops are fp32. Rank-0 inputs (Python
   //      numbers in a torch graph, scalar constants) do not promote the
   //      others, as 0-d tensors do not in PyTorch.
-  auto producerIsLow = [&](Value value) -> std::optional<bool> {
+  auto producer = [&](Value value) -> Node * {
+    auto it = nodeIndex.find(value.getDefiningOp());
+    return it == nodeIndex.end() ? nullptr : &nodes[it->second];
+  };
+  auto producerIsLow = [&](Value value) {
     if (lowValues.contains(value) ||
         getElementTypeOrSelf(value.getType()) == lowType)
       return true;
-    auto it = nodeIndex.find(value.getDefiningOp());
-    if (it == nodeIndex.end())
-      return std::nullopt;
-    return nodes[it->second].allow;
+    Node *from = producer(value);
+    return from && from->allow;
   };
   for (unsigned i = 0; i < n; ++i) {
     Node &node = nodes[i];
@@ -554,7 +556,7 @@ void AutocastPass::propagate() {
         inputs = std::move(ranked);
       std::optional<Value> low, wide;
       for (Value value : inputs) {
-        if (producerIsLow(value).value_or(false))
+        if (producerIsLow(value))
           low = value;
         else if (!wide)
           wide = value;
@@ -587,13 +589,13 @@ void AutocastPass::propagate() {
         anyLow = true;
         continue;
       }
-      auto it = nodeIndex.find(value.getDefiningOp());
-      if (it == nodeIndex.end())
+      Node *input = producer(value);
+      if (!input)
         continue;
-      if (nodes[it->second].allow) {
-        from = nodes[it->second].name;
+      if (input->allow) {
+        from = input->name;
         anyLow = true;
-      } else if (nodes[it->second].deny) {
+      } else if (input->deny) {
         anyDenied = true;
       }
     }
