@@ -33,6 +33,15 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions([ToolSubst("amp-opt", unresolved="fatal"), ToolSubst("amp-tblgen", unresolved="fatal"), ToolSubst("amp-run", unresolved="fatal"), ToolSubst("amp-run-gpu", unresolved="ignore"), ToolSubst("mlir-opt", unresolved="fatal"), "split-file", "not", "FileCheck"], tool_dirs)
 
+# libAmpPlugin.so loaded into the upstream mlir-opt (test/Plugin). Binding
+# every symbol at load time turns one the host tool lacks into a failed load.
+amp_plugin = os.path.join(config.amp_obj_root, "lib", "libAmpPlugin.so")
+config.substitutions.append(("%amp_plugin", amp_plugin))
+config.substitutions.append(
+    ("%mlir-opt-amp",
+     f"env LD_BIND_NOW=1 {os.path.join(config.llvm_tools_dir, 'mlir-opt')} "
+     f"--load-dialect-plugin={amp_plugin} --load-pass-plugin={amp_plugin}"))
+
 # The CUDA target: the toolkit (ptxas, libdevice) makes cubins and links
 # math functions; amp-run-gpu is built where the toolkit is; "no-gpu" marks
 # machines where running an artifact must fail cleanly.
