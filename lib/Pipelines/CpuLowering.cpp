@@ -54,6 +54,9 @@ void mlir::amp::buildCpuLoweringPipeline(OpPassManager &pm) {
   // Function ops (Attention) become their graphs of lowerable ops.
   pm.addPass(createAmpDecompose());
   pm.addPass(createConvertAmpToLinalg());
+  // Elementwise arith/math on tensors (the casts amp-autocast puts into
+  // linalg programs) become linalg.generic, which bufferizes.
+  pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAmpFuseElementwise());
   pm.addPass(createCanonicalizerPass());

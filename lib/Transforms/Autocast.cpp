@@ -24,6 +24,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -78,6 +79,27 @@ RankedTensorType withElementType(Type type, Type elementType) {
   return cast<RankedTensorType>(type).clone(elementType);
 }
 
+/// The op defining `value` if it is an fp32 tensor constant autocast can
+/// convert at compile time: an amp.constant, or a ConstantLike op of
+/// another dialect (arith.constant, tosa.const) holding dense or
+/// dense_resource fp32 data. Its value goes to `*attr`.
+Operation *getF32Constant(Value value, ElementsAttr *attr = nullptr) {
+  Operation *def = value.getDefiningOp();
+  if (!def || !isF32Tensor(value.getType()))
+    return nullptr;
+  ElementsAttr elements;
+  if (auto constant = dyn_cast<ConstantOp>(def))
+    elements = constant.getValue();
+  else if (!def->hasTrait<OpTrait::ConstantLike>() ||
+           !matchPattern(value, m_Constant(&elements)))
+    return nullptr;
+  if (!isa<DenseElementsAttr, DenseF32ResourceElementsAttr>(elements))
+    return nullptr;
+  if (attr)
+    *attr = elements;
+  return def;
+}
+
 /// Name used for a value in cast names and reports.
 std::string valueName(Value value) {
   if (Operation *def = value.getDefiningOp()) {
@@ -121,9 +143,9 @@ private:
   void classifyNodes(const AutocastPolicy &policy);
   void propagate();
   void rewrite();
-  Value getCast(Value value, Type elementType);
-  Value getConvertedConstant(ConstantOp constant);
-  ConstantConversion &convertConstant(ConstantOp constant);
+  Value getCast(Value value, Type elementType, Operation *consumer);
+  Value getConvertedConstant(Operation *constant);
+  ConstantConversion &convertConstant(Operation *constant);
   void writeOutputs();
 
   Type lowType;
@@ -135,6 +157,8 @@ private:
   DenseMap<std::pair<Value, Type>, Value> casts;
   DenseMap<Operation *, Value> convertedConstants;
   DenseMap<Operation *, std::shared_ptr<ConstantConversion>> conversions;
+  /// Ops a precision model rebuilt, erased once the report is written.
+  SmallVector<Operation *> replacedOps;
   int64_t numCasts = 0;
   int64_t numConvertedConstants = 0;
   int64_t numClampedConstants = 0;
@@ -241,8 +265,14 @@ void AutocastPass::collectNodes() {
   getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
     allOps.push_back(op);
     auto precision = dyn_cast<PrecisionOpInterface>(op);
-    if (!precision || isa<ConstantOp>(op) || op->getNumRegions() != 0)
-      return;
+    if (!precision || isa<ConstantOp>(op))
+      return WalkResult::advance();
+    // A payload (linalg's scalar body) belongs to its op: decided with it,
+    // never on its own. Other regions (If, Loop) are left alone.
+    bool payload = op->getNumRegions() != 0 && precision.hasPayloadRegions();
+    WalkResult next = payload ? WalkResult::skip() : WalkResult::advance();
+    if (op->getNumRegions() != 0 && !payload)
+      return next;
     bool hasF32 = false;
     for (OpOperand &operand : op->getOpOperands())
       hasF32 |= precision.isPrecisionOperand(operand.getOperandNumber()) &&
@@ -251,7 +281,7 @@ void AutocastPass::collectNodes() {
       hasF32 |= precision.isPrecisionResult(result.getResultNumber()) &&
                 isF32Tensor(result.getType());
     if (!hasF32)
-      return;
+      return next;
     nodeIndex[op] = nodes.size();
     Node node;
     node.op = op;
@@ -260,6 +290,7 @@ void AutocastPass::collectNodes() {
     if (node.name.empty())
       node.name = (precision.getOnnxOpType() + "#" + Twine(nodes.size())).str();
     nodes.push_back(std::move(node));
+    return next;
   });
   for (unsigned i = 0; i < nodes.size(); ++i) {
     Node &node = nodes[i];
@@ -278,12 +309,13 @@ void AutocastPass::collectNodes() {
   }
 }
 
-ConstantConversion &AutocastPass::convertConstant(ConstantOp constant) {
+ConstantConversion &AutocastPass::convertConstant(Operation *constant) {
   std::shared_ptr<ConstantConversion> &slot = conversions[constant];
   if (slot)
     return *slot;
   slot = std::make_shared<ConstantConversion>();
-  ElementsAttr value = constant.getValue();
+  ElementsAttr value;
+  getF32Constant(constant->getResult(0), &value);
   std::vector<float> denseValues;
   ArrayRef<float> input;
   MutableArrayRef<uint16_t> output;
@@ -351,15 +383,15 @@ void AutocastPass::classifyNodes(const AutocastPolicy &policy) {
     // A constant operand that does not fit the low-precision type keeps the
     // op in fp32 (it does not spread: the op's other inputs are fine).
     for (OpOperand &operand : node.op->getOpOperands()) {
-      auto constant = operand.get().getDefiningOp<ConstantOp>();
-      if (!constant || !isF32Tensor(constant.getType()) ||
+      Operation *constant = getF32Constant(operand.get());
+      if (!constant ||
           !node.precision.isPrecisionOperand(operand.getOperandNumber()))
         continue;
       const ConversionStats &stats = convertConstant(constant).stats;
-      int64_t numElements = getStaticElementCount(constant.getType());
+      int64_t numElements = getStaticElementCount(operand.get().getType());
       if (!losesValues(stats, numElements, clampConstants))
         continue;
-      std::string constantName = valueName(constant);
+      std::string constantName = valueName(operand.get());
       node.cls = PrecisionClass::Unlisted;
       node.reason = llvm::formatv(
           "constant '{0}' does not fit {1}: {2} of {3} values overflow, {4} "
@@ -492,7 +524,7 @@ void AutocastPass::propagate() {
             !isF32Tensor(value.getType()))
           continue;
         any = true;
-        if (value.getDefiningOp<ConstantOp>())
+        if (getF32Constant(value))
           continue;
         auto it = nodeIndex.find(value.getDefiningOp());
         all &= it != nodeIndex.end() && fromWeights[it->second];
@@ -617,7 +649,8 @@ void AutocastPass::propagate() {
 // Rewrite
 //===----------------------------------------------------------------------===//
 
-Value AutocastPass::getCast(Value value, Type elementType) {
+Value AutocastPass::getCast(Value value, Type elementType,
+                            Operation *consumer) {
   auto key = std::make_pair(value, elementType);
   auto it = casts.find(key);
   if (it != casts.end())
@@ -632,36 +665,51 @@ Value AutocastPass::getCast(Value value, Type elementType) {
   Location loc = NameLoc::get(
       builder.getStringAttr(valueName(value) + "/amp_cast_" + typeName),
       value.getLoc());
-  auto cast = builder.create<CastOp>(
-      loc, TypeRange{withElementType(value.getType(), elementType)},
-      ValueRange{value},
-      ArrayRef<NamedAttribute>{
-          builder.getNamedAttr("to", TypeAttr::get(elementType))});
+  // The conversion op of the consumer's dialect, else of the producer's
+  // (a value returned from a linalg program is extended by arith.extf),
+  // else amp.cast.
+  Value cast;
+  for (Operation *op : {consumer, value.getDefiningOp()})
+    if (auto precision = dyn_cast_or_null<PrecisionOpInterface>(op))
+      if ((cast = precision.buildCast(builder, loc, value, elementType)))
+        break;
+  if (!cast)
+    cast =
+        builder
+            .create<CastOp>(
+                loc, TypeRange{withElementType(value.getType(), elementType)},
+                ValueRange{value},
+                ArrayRef<NamedAttribute>{
+                    builder.getNamedAttr("to", TypeAttr::get(elementType))})
+            .getResult();
   ++numCasts;
-  return casts[key] = cast.getResult();
+  return casts[key] = cast;
 }
 
-Value AutocastPass::getConvertedConstant(ConstantOp constant) {
+Value AutocastPass::getConvertedConstant(Operation *constant) {
   auto it = convertedConstants.find(constant);
   if (it != convertedConstants.end())
     return it->second;
   OpBuilder builder(constant);
   builder.setInsertionPointAfter(constant);
-  auto type = withElementType(constant.getType(), lowType);
+  Value original = constant->getResult(0);
+  auto type = withElementType(original.getType(), lowType);
   ConstantConversion &conversion = convertConstant(constant);
   const ConversionStats &stats = conversion.stats;
   if (stats.overflowed) {
     ++numClampedConstants;
-    constant.emitWarning() << "amp-autocast: clamped " << stats.overflowed
-                           << " values of constant '" << valueName(constant)
-                           << "' to the largest finite " << lowType
-                           << " (max |x| = " << stats.maxAbs << ")";
+    constant->emitWarning() << "amp-autocast: clamped " << stats.overflowed
+                            << " values of constant '" << valueName(original)
+                            << "' to the largest finite " << lowType
+                            << " (max |x| = " << stats.maxAbs << ")";
   }
   ElementsAttr converted;
   if (conversion.blob) {
-    auto resource = cast<DenseResourceElementsAttr>(constant.getValue());
-    auto &manager =
-        DenseResourceElementsHandle::getManagerInterface(constant.getContext());
+    ElementsAttr value;
+    getF32Constant(original, &value);
+    auto resource = cast<DenseResourceElementsAttr>(value);
+    auto &manager = DenseResourceElementsHandle::getManagerInterface(
+        constant->getContext());
     std::string typeName;
     llvm::raw_string_ostream(typeName) << lowType;
     DenseResourceElementsHandle handle = manager.insert(
@@ -681,8 +729,18 @@ Value AutocastPass::getConvertedConstant(ConstantOp constant) {
   // The converted constant keeps the original's location: the weight's name
   // lives on in its resource key (`<name>_f16`), which reports and the ONNX
   // writer use; a new NameLoc per weight is measurable on 100k-op graphs.
-  Location loc = constant.getLoc();
-  auto result = builder.create<ConstantOp>(loc, type, converted).getResult();
+  Location loc = constant->getLoc();
+  Value result;
+  if (isa<ConstantOp>(constant)) {
+    result = builder.create<ConstantOp>(loc, type, converted).getResult();
+  } else if (Operation *materialized =
+                 constant->getDialect()->materializeConstant(builder, converted,
+                                                             type, loc)) {
+    // arith.constant, tosa.const, ...: the constant's own dialect.
+    result = materialized->getResult(0);
+  } else {
+    return {};
+  }
   ++numConvertedConstants;
   return convertedConstants[constant] = result;
 }
@@ -690,7 +748,7 @@ Value AutocastPass::getConvertedConstant(ConstantOp constant) {
 void AutocastPass::rewrite() {
   Type f32 = Float32Type::get(&getContext());
   bool accumulate = fp32Accumulate && optLevel < 3;
-  for (Operation *op : allOps) {
+  for (Operation *&op : allOps) {
     auto it = nodeIndex.find(op);
     Node *node = it == nodeIndex.end() ? nullptr : &nodes[it->second];
     bool isLow = node && node->allow;
@@ -701,10 +759,10 @@ void AutocastPass::rewrite() {
       if (isLow && precision.isPrecisionOperand(index)) {
         if (!isF32Tensor(value.getType()))
           continue;
-        if (auto constant = value.getDefiningOp<ConstantOp>())
-          operand.set(getConvertedConstant(constant));
-        else
-          operand.set(getCast(value, lowType));
+        Value converted;
+        if (Operation *constant = getF32Constant(value))
+          converted = getConvertedConstant(constant);
+        operand.set(converted ? converted : getCast(value, lowType, op));
         continue;
       }
       if (!lowValues.contains(value))
@@ -713,7 +771,7 @@ void AutocastPass::rewrite() {
         continue;
       if (isa<func::ReturnOp>(op) && !keepIOTypes)
         continue;
-      operand.set(getCast(value, f32));
+      operand.set(getCast(value, f32, op));
     }
     if (!isLow)
       continue;
@@ -724,8 +782,27 @@ void AutocastPass::rewrite() {
       result.setType(withElementType(result.getType(), lowType));
       lowValues.insert(result);
     }
-    if (accumulate && precision.supportsF32Accumulation())
+    if (accumulate && precision.supportsF32Accumulation() &&
+        isa<AmpDialect>(op->getDialect()))
       op->setAttr(kAccumulateAttrName, TypeAttr::get(f32));
+    // An op of another dialect makes itself consistent again (its payload)
+    // or is rebuilt; the report and later ops see the new one.
+    OpBuilder builder(op);
+    SmallVector<Value> replacements =
+        precision.finishInPrecision(builder, lowType);
+    if (replacements.empty())
+      continue;
+    for (auto [result, replacement] :
+         llvm::zip_equal(op->getResults(), replacements)) {
+      if (lowValues.contains(result))
+        lowValues.insert(replacement);
+      result.replaceAllUsesWith(replacement);
+    }
+    unsigned index = it->second;
+    replacedOps.push_back(op);
+    op = node->op = replacements.front().getDefiningOp();
+    node->precision = cast<PrecisionOpInterface>(op);
+    nodeIndex[op] = index;
   }
   if (!keepIOTypes) {
     getOperation().walk([](func::FuncOp func) {
@@ -751,8 +828,13 @@ void AutocastPass::writeOutputs() {
   // Per-op records: every amp op except structural ones.
   int64_t numLow = 0, numF32 = 0, numUnchanged = 0;
   double lowFlops = 0, totalFlops = 0, savedBytes = 0;
+  auto flopsOf = [](Operation *op) {
+    auto precision = dyn_cast<PrecisionOpInterface>(op);
+    double flops = precision ? precision.estimateFlops() : -1.0;
+    return flops >= 0 ? flops : estimateFlops(op);
+  };
   for (const Node &node : nodes) {
-    double flops = estimateFlops(node.op);
+    double flops = flopsOf(node.op);
     totalFlops += flops;
     if (node.allow) {
       ++numLow;
@@ -876,7 +958,7 @@ void AutocastPass::writeOutputs() {
               json.attribute("reason", node->reason);
               if (op->hasAttr(kAccumulateAttrName))
                 json.attribute("accumulate", "f32");
-              json.attribute("flops", estimateFlops(op));
+              json.attribute("flops", flopsOf(op));
               inputs();
             });
           }
@@ -993,4 +1075,7 @@ void AutocastPass::runOnOperation() {
   propagate();
   rewrite();
   writeOutputs();
+  for (Operation *op : replacedOps)
+    op->erase();
+  replacedOps.clear();
 }

@@ -19,6 +19,16 @@
 // RUN: diff %t.tool.train.mlir %t.plugin.train.mlir
 // RUN: FileCheck %s --check-prefix=TRAIN < %t.plugin.train.mlir
 //
+// amp-autocast on upstream dialects (the precision models come with the
+// dialect plugin):
+// RUN: %mlir-opt-amp %S/../Transforms/PrecisionModels/tosa.mlir --pass-pipeline='builtin.module(amp-autocast{annotate=true})' -o %t.plugin.tosa.mlir
+// RUN: amp-opt %S/../Transforms/PrecisionModels/tosa.mlir --pass-pipeline='builtin.module(amp-autocast{annotate=true})' -o %t.tool.tosa.mlir
+// RUN: diff %t.tool.tosa.mlir %t.plugin.tosa.mlir
+// RUN: %mlir-opt-amp %S/../Transforms/PrecisionModels/linalg.mlir --pass-pipeline='builtin.module(amp-autocast)' -o %t.plugin.linalg.mlir
+// RUN: amp-opt %S/../Transforms/PrecisionModels/linalg.mlir --pass-pipeline='builtin.module(amp-autocast)' -o %t.tool.linalg.mlir
+// RUN: diff %t.tool.linalg.mlir %t.plugin.linalg.mlir
+// RUN: FileCheck %s --check-prefix=UPSTREAM < %t.plugin.tosa.mlir
+//
 // Every verifier diagnostic of the dialect, and its round trip:
 // RUN: %mlir-opt-amp %S/../Dialect/Amp/invalid.mlir -split-input-file -verify-diagnostics
 // RUN: %mlir-opt-amp %S/../Dialect/Amp/ops.mlir | %mlir-opt-amp | FileCheck %s --check-prefix=ROUNDTRIP
@@ -41,6 +51,8 @@
 // PASS: amp.matmul {{.*}} : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
 
 // ROUNDTRIP: amp.
+
+// UPSTREAM: tosa.conv2d {{.*}} : (tensor<1x8x8x3xf16>, tensor<4x3x3x3xf16>, tensor<4xf32>) -> tensor<1x6x6x4xf32>
 
 // BADTYPE: error: {{.*}}f8
 // BADPOLICY: no-such-preset

@@ -19,18 +19,20 @@
 #include "amp/Dialect/Amp/Gradients/GradientModels.h"
 #include "amp/Execution/CompileJob.h"
 #include "amp/Execution/Passes.h"
-#include "common/AutocastCLOptions.h"
-#include "common/ModelLimitsCLOptions.h"
 #include "amp/Pipelines/Pipelines.h"
-#include "common/CudaTargetCLOptions.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
 #include "amp/Training/Passes.h"
-#include "common/TrainCLOptions.h"
 #include "amp/Training/TrainStep.h"
 #include "amp/Transforms/AutocastPolicy.h"
 #include "amp/Transforms/Passes.h"
+#include "amp/Transforms/PrecisionModels.h"
+#include "common/AutocastCLOptions.h"
+#include "common/CudaTargetCLOptions.h"
+#include "common/ModelLimitsCLOptions.h"
+#include "common/TrainCLOptions.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -285,6 +287,9 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   amp::registerAmpCudaDialects(registry); // the CPU ones and the GPU's
   amp::registerAmpGradientModels(registry);
+  // Autocast on programs in upstream dialects (TOSA parses too).
+  registry.insert<tosa::TosaDialect>();
+  amp::registerUpstreamPrecisionModels(registry);
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv,

@@ -23,6 +23,7 @@
 #include "amp/Training/Passes.h"
 #include "amp/Training/TrainStep.h"
 #include "amp/Transforms/Passes.h"
+#include "amp/Transforms/PrecisionModels.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/Plugins/DialectPlugin.h"
@@ -32,11 +33,13 @@
 using namespace mlir;
 
 /// The dialects amp's programs and pipelines use, with the amp ops'
-/// gradient and decomposition models.
+/// gradient and decomposition models, and the precision models that let
+/// amp-autocast work on linalg, TOSA, tensor, arith and math programs.
 static void registerAmpPluginDialects(DialectRegistry *registry) {
   amp::registerAmpCpuDialects(*registry);
   amp::registerAmpGradientModels(*registry);
   amp::registerAmpDecompositions(*registry);
+  amp::registerUpstreamPrecisionModels(*registry);
 }
 
 /// Every pass and named pipeline that needs no JIT or GPU tool chain:

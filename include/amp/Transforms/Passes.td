@@ -6,7 +6,7 @@
 include "mlir/Pass/PassBase.td"
 
 def AmpAutocast : Pass<"amp-autocast", "::mlir::ModuleOp"> {
-  let summary = "Rewrite an fp32 amp graph to mixed precision (fp16 or bf16)";
+  let summary = "Rewrite an fp32 graph (amp, linalg, TOSA, ...) to mixed precision (fp16 or bf16)";
   let description = [{
     Decides, op by op, whether to compute in fp32 or in a low-precision type
     (fp16 or bf16) and rewrites the graph accordingly.
@@ -38,6 +38,13 @@ def AmpAutocast : Pass<"amp-autocast", "::mlir::ModuleOp"> {
     definition, so casts of values defined outside a loop body stay outside.
     If/Loop/Scan keep fp32 at their boundaries (one precision per
     loop-carried value); their bodies are rewritten like the main graph.
+
+    Ops of upstream dialects take part through external models of the
+    interface (linalg, TOSA, tensor, arith and math; docs/Embedding.md): they
+    are classified under the ONNX operator they compute, converted with their
+    dialect's own casts (arith.truncf/extf, tosa.cast) and keep fp32
+    accumulators for contractions, convolutions and reductions, so the pass
+    also runs on programs with no amp op.
 
     Opt levels (as in Apex): 0 leaves the graph unchanged, 1 uses the
     policy's lists, 2 computes every op in low precision except where it

@@ -10,7 +10,7 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include "amp/Dialect/Amp/IR/AmpInterfaces.h.inc"
+#include "amp/Dialect/Amp/IR/AmpPrecisionInterface.h"
 
 #define GET_OP_CLASSES
 #include "amp/Dialect/Amp/IR/AmpOps.h.inc"

@@ -1,0 +1,39 @@
+//===- ModelUtils.h - helpers of the upstream precision models --*- C++ -*-===//
+#ifndef AMP_LIB_TRANSFORMS_PRECISIONMODELS_MODELUTILS_H
+#define AMP_LIB_TRANSFORMS_PRECISIONMODELS_MODELUTILS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
+
+namespace mlir::amp::precision_models {
+
+/// Whether `type` is a ranked tensor of floats.
+inline bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+/// Static element count of a ranked tensor (dynamic sizes count as 1).
+inline double staticElements(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return 0;
+  double count = 1;
+  for (int64_t dim : tensor.getShape())
+    count *= ShapedType::isDynamic(dim) ? 1 : dim;
+  return count;
+}
+
+/// arith.extf or arith.truncf of a float tensor or scalar to `elementType`.
+Value buildArithCast(OpBuilder &builder, Location loc, Value value,
+                     Type elementType);
+
+void registerLinalgModels(DialectRegistry &registry);
+void registerTosaModels(DialectRegistry &registry);
+void registerArithMathModels(DialectRegistry &registry);
+void registerTensorModels(DialectRegistry &registry);
+
+} // namespace mlir::amp::precision_models
+
+#endif // AMP_LIB_TRANSFORMS_PRECISIONMODELS_MODELUTILS_H
