@@ -109,7 +109,7 @@ build() {
       -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/build/utils/lit/lit.py" \
       -DPython3_EXECUTABLE="$(command -v "$PYTHON")" >/dev/null
   fi
-  local targets=(amp-opt amp-run amp-unittests)
+  local targets=(amp-opt amp-run amp-unittests AmpPlugin)
   # The CUDA runtime's tools exist where CMake found the CUDA toolkit (no
   # grep -q: under pipefail, ninja's SIGPIPE would fail the test).
   if ninja -C "$BUILD" -t targets all 2>/dev/null | grep '^amp-run-gpu:' >/dev/null; then
