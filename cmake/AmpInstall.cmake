@@ -9,6 +9,8 @@ set(AMP_INSTALL_CMAKE_DIR lib${LLVM_LIBDIR_SUFFIX}/cmake/amp)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/amp
   DESTINATION include COMPONENT amp-headers
   FILES_MATCHING PATTERN "*.h" PATTERN "*.td")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/amp-c
+  DESTINATION include COMPONENT amp-headers FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY ${PROJECT_BINARY_DIR}/include/amp
   DESTINATION include COMPONENT amp-headers
   FILES_MATCHING PATTERN "*.inc" PATTERN "*.h"

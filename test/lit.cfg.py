@@ -31,7 +31,7 @@ llvm_config.with_system_environment(["HOME", "PYTHONPATH", "ASAN_OPTIONS", "UBSA
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions([ToolSubst("amp-opt", unresolved="fatal"), ToolSubst("amp-tblgen", unresolved="fatal"), ToolSubst("amp-run", unresolved="fatal"), ToolSubst("amp-run-gpu", unresolved="ignore"), ToolSubst("mlir-opt", unresolved="fatal"), "split-file", "not", "FileCheck"], tool_dirs)
+llvm_config.add_tool_substitutions([ToolSubst("amp-opt", unresolved="fatal"), ToolSubst("amp-tblgen", unresolved="fatal"), ToolSubst("amp-run", unresolved="fatal"), ToolSubst("amp-capi-test", unresolved="fatal"), ToolSubst("amp-run-gpu", unresolved="ignore"), ToolSubst("mlir-opt", unresolved="fatal"), "split-file", "not", "FileCheck"], tool_dirs)
 
 # libAmpPlugin.so loaded into the upstream mlir-opt (test/Plugin). Binding
 # every symbol at load time turns one the host tool lacks into a failed load.

@@ -44,6 +44,9 @@ LAYERS = {
     # with RTTI and exceptions include it), its sources are above execution.
     "api-header": ([], ["include/amp/API"]),
     "api": (["lib/API"], []),
+    # The C API: its header is C over MLIR's C API (mlir-c/ only).
+    "capi-header": ([], ["include/amp-c"]),
+    "capi": (["lib/CAPI"], []),
     "python-binding": (["python/src"], []),
 }
 
@@ -74,6 +77,8 @@ AMP_ALLOWED = {
     "execution": ["amp/"],
     "api-header": ["amp/API/", "amp/Runtime/HostTensor.h"],
     "api": ["amp/"],
+    "capi-header": [],
+    "capi": ["amp/"],
     "python-binding": ["amp/API/", "amp/Runtime/HostTensor.h"],
 }
 
@@ -89,6 +94,7 @@ FORBIDDEN = {
     "amp-to-linalg": ["dnnl"],
     "target-torch": ["onnx/", "dnnl"],
     "api-header": ["mlir/", "llvm/", "onnx/", "dnnl"],
+    "capi-header": ["mlir/", "llvm/", "onnx/", "dnnl"],
     "python-binding": ["mlir/", "llvm/", "onnx/", "dnnl"],
 }
 
