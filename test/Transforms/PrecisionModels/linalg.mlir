@@ -9,6 +9,8 @@
 // RUN: amp-opt %s --pass-pipeline='builtin.module(amp-autocast{type=bf16})' | FileCheck %s --check-prefix=BF16
 // RUN: amp-opt %s --pass-pipeline='builtin.module(amp-autocast{allow=Add deny=MatMul})' | FileCheck %s --check-prefix=LISTS
 // RUN: amp-opt %s --pass-pipeline='builtin.module(amp-autocast{summary=true})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=SUMMARY
+// Node rules match the ops' location names, as for amp ops:
+// RUN: amp-opt %s --pass-pipeline='builtin.module(amp-autocast{node-rules=head/.*=deny annotate=true})' | FileCheck %s --check-prefix=RULES
 // RUN: amp-opt %s --pass-pipeline='builtin.module(amp-autocast)' | FileCheck %s --check-prefix=NOAMP
 // The payloads generated for rebuilt named ops, made visible by upstream
 // mlir-opt's generalization (which also shows the output parses there):
@@ -155,4 +157,16 @@ func.func @big_weight(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
   %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
   %mm = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %mm : tensor<4x8xf32>
+}
+
+// RULES-LABEL: func.func @named(
+// RULES: linalg.matmul {amp.reason = "node rule 'head/.*' (node-rules option)"} ins(%arg0, %{{.+}} : tensor<4x16xf32>, tensor<16x8xf32>)
+// RULES: linalg.matmul {amp.reason = "allow list{{.*}} ins(%{{.+}}, %{{.+}} : tensor<4x16xf16>, tensor<16x8xf16>)
+func.func @named(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %head = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32> loc("head/matmul")
+  %body = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32> loc("body/matmul")
+  return %head, %body : tensor<4x8xf32>, tensor<4x8xf32>
 }
