@@ -7,24 +7,16 @@
 
 #include "amp-c/Amp.h"
 
-#include "amp/Conversion/AmpToLinalg/Passes.h"
-#include "amp/Conversion/LinalgToCpu/Passes.h"
-#include "amp/Dialect/Amp/Gradients/GradientModels.h"
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
+#include "amp/InitEmbedding.h"
 #include "amp/Pipelines/BoundPipelineOptions.h"
-#include "amp/Pipelines/Pipelines.h"
 #include "amp/Target/ONNX/ONNXExporter.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
-#include "amp/Training/Passes.h"
-#include "amp/Training/TrainStep.h"
-#include "amp/Transforms/Passes.h"
-#include "amp/Transforms/PrecisionModels.h"
 
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Registration.h"
 #include "mlir/CAPI/Support.h"
 #include "mlir/CAPI/Utils.h"
-#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
@@ -39,23 +31,12 @@ using namespace mlir;
 MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Amp, amp, mlir::amp::AmpDialect)
 
 void ampRegisterDialects(MlirDialectRegistry registry) {
-  DialectRegistry &dialects = *unwrap(registry);
-  amp::registerAmpCpuDialects(dialects);
-  amp::registerAmpGradientModels(dialects);
-  dialects.insert<tosa::TosaDialect>();
-  amp::registerUpstreamPrecisionModels(dialects);
+  amp::registerEmbeddedDialects(*unwrap(registry));
 }
 
 void ampRegisterPasses(void) {
   static std::once_flag once;
-  std::call_once(once, [] {
-    amp::registerAmpPasses();
-    amp::registerAmpToLinalgPasses();
-    amp::registerAmpLinalgToCpuPasses();
-    amp::registerAmpPipelines();
-    amp::training::registerAmpTrainingPasses();
-    amp::training::registerAmpTrainStepPipeline();
-  });
+  std::call_once(once, [] { amp::registerEmbeddedPasses(); });
 }
 
 MlirModule ampImportONNXFile(MlirContext context, MlirStringRef path) {

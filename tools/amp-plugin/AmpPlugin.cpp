@@ -15,15 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "amp/Conversion/AmpToLinalg/Passes.h"
-#include "amp/Conversion/LinalgToCpu/Passes.h"
-#include "amp/Dialect/Amp/Decompositions/Decompositions.h"
-#include "amp/Dialect/Amp/Gradients/GradientModels.h"
-#include "amp/Pipelines/Pipelines.h"
-#include "amp/Training/Passes.h"
-#include "amp/Training/TrainStep.h"
-#include "amp/Transforms/Passes.h"
-#include "amp/Transforms/PrecisionModels.h"
+#include "amp/InitEmbedding.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/Plugins/DialectPlugin.h"
@@ -32,28 +24,9 @@
 
 using namespace mlir;
 
-/// The dialects amp's programs and pipelines use, with the amp ops'
-/// gradient and decomposition models, and the precision models that let
-/// amp-autocast work on linalg, TOSA, tensor, arith and math programs.
+/// amp's dialects and models (amp/InitEmbedding.h).
 static void registerAmpPluginDialects(DialectRegistry *registry) {
-  amp::registerAmpCpuDialects(*registry);
-  amp::registerAmpGradientModels(*registry);
-  amp::registerAmpDecompositions(*registry);
-  amp::registerUpstreamPrecisionModels(*registry);
-}
-
-/// Every pass and named pipeline that needs no JIT or GPU tool chain:
-/// amp-autocast and the other transforms, the CPU lowerings, amp-front-end,
-/// amp-lower-to-llvm and the train-step passes. amp-fold-constants (it JIT-
-/// compiles its folds) and the CUDA passes (the NVPTX back end) stay in
-/// amp-opt.
-static void registerAmpPluginPasses() {
-  amp::registerAmpPasses();
-  amp::registerAmpToLinalgPasses();
-  amp::registerAmpLinalgToCpuPasses();
-  amp::registerAmpPipelines();
-  amp::training::registerAmpTrainingPasses();
-  amp::training::registerAmpTrainStepPipeline();
+  amp::registerEmbeddedDialects(*registry);
 }
 
 extern "C" LLVM_ATTRIBUTE_WEAK DialectPluginLibraryInfo
@@ -64,5 +37,5 @@ mlirGetDialectPluginInfo() {
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "AmpPasses", LLVM_VERSION_STRING,
-          registerAmpPluginPasses};
+          amp::registerEmbeddedPasses};
 }

@@ -9,8 +9,6 @@
 
 #include "ModelUtils.h"
 
-#include "amp/Dialect/Amp/IR/AmpPrecisionInterface.h"
-
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -50,11 +48,11 @@ constexpr std::pair<llvm::StringLiteral, llvm::StringLiteral> kOnnxNames[] = {
     {"math.sqrt", "Sqrt"},        {"math.tanh", "Tanh"},
 };
 
-/// An elementwise op whose float operands and results all follow its
-/// precision (arith.select's i1 condition is not a float: never converted).
+/// An elementwise op on tensors: every float operand and result follows
+/// its precision (arith.select's i1 condition is not a float: never
+/// converted).
 template <typename OpTy>
-struct ElementwiseModel
-    : PrecisionOpInterface::ExternalModel<ElementwiseModel<OpTy>, OpTy> {
+struct ElementwiseModel : ArithCastModel<ElementwiseModel<OpTy>, OpTy> {
   StringRef getOnnxOpType(Operation *op) const {
     StringRef name = op->getName().getStringRef();
     for (const auto &[opName, onnxName] : kOnnxNames)
@@ -62,35 +60,23 @@ struct ElementwiseModel
         return onnxName;
     return name;
   }
-  bool isPrecisionOperand(Operation *op, unsigned index) const {
-    return isa<FloatType>(getElementTypeOrSelf(op->getOperand(index)));
-  }
-  bool acceptsAnyFloatOperand(Operation *, unsigned) const { return false; }
-  bool isPrecisionResult(Operation *, unsigned) const { return true; }
-  bool supportsF32Accumulation(Operation *) const { return false; }
-  Value buildCast(Operation *, OpBuilder &builder, Location loc, Value value,
-                  Type elementType) const {
-    return buildArithCast(builder, loc, value, elementType);
-  }
 };
-
-template <typename... OpTys> void attach(MLIRContext *context) {
-  (OpTys::template attachInterface<ElementwiseModel<OpTys>>(*context), ...);
-}
 
 } // namespace
 
 void mlir::amp::precision_models::registerArithMathModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, arith::ArithDialect *) {
-    attach<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
-           arith::RemFOp, arith::NegFOp, arith::MaximumFOp, arith::MaxNumFOp,
-           arith::MinimumFOp, arith::MinNumFOp, arith::SelectOp>(context);
+    attachModels<ElementwiseModel, arith::AddFOp, arith::SubFOp, arith::MulFOp,
+                 arith::DivFOp, arith::RemFOp, arith::NegFOp, arith::MaximumFOp,
+                 arith::MaxNumFOp, arith::MinimumFOp, arith::MinNumFOp,
+                 arith::SelectOp>(context);
   });
   registry.addExtension(+[](MLIRContext *context, math::MathDialect *) {
-    attach<math::AbsFOp, math::CeilOp, math::CosOp, math::ErfOp, math::ExpOp,
-           math::Exp2Op, math::ExpM1Op, math::FloorOp, math::LogOp,
-           math::Log1pOp, math::Log2Op, math::PowFOp, math::RoundEvenOp,
-           math::RsqrtOp, math::SinOp, math::SqrtOp, math::TanhOp>(context);
+    attachModels<ElementwiseModel, math::AbsFOp, math::CeilOp, math::CosOp,
+                 math::ErfOp, math::ExpOp, math::Exp2Op, math::ExpM1Op,
+                 math::FloorOp, math::LogOp, math::Log1pOp, math::Log2Op,
+                 math::PowFOp, math::RoundEvenOp, math::RsqrtOp, math::SinOp,
+                 math::SqrtOp, math::TanhOp>(context);
   });
 }

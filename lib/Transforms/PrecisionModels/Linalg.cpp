@@ -22,8 +22,6 @@
 
 #include "ModelUtils.h"
 
-#include "amp/Dialect/Amp/IR/AmpPrecisionInterface.h"
-
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -168,8 +166,7 @@ Value emptyLike(OpBuilder &builder, Location loc, Value like,
 }
 
 template <typename OpTy>
-struct LinalgModel
-    : PrecisionOpInterface::ExternalModel<LinalgModel<OpTy>, OpTy> {
+struct LinalgModel : ArithCastModel<LinalgModel<OpTy>, OpTy> {
   StringRef getOnnxOpType(Operation *op) const {
     if (auto generic = dyn_cast<linalg::GenericOp>(op))
       return genericOnnxName(generic);
@@ -185,15 +182,10 @@ struct LinalgModel
     // An accumulator stays fp32.
     return !linalgOp.isDpsInit(&operand) || !hasReduction(linalgOp);
   }
-  bool acceptsAnyFloatOperand(Operation *, unsigned) const { return false; }
   bool isPrecisionResult(Operation *op, unsigned) const {
     return !hasReduction(cast<linalg::LinalgOp>(op));
   }
   bool supportsF32Accumulation(Operation *op) const { return true; }
-  Value buildCast(Operation *, OpBuilder &builder, Location loc, Value value,
-                  Type elementType) const {
-    return buildArithCast(builder, loc, value, elementType);
-  }
   bool hasPayloadRegions(Operation *) const { return true; }
 
   /// Outputs whose result autocast retyped but whose init is still fp32:
@@ -278,39 +270,35 @@ struct LinalgModel
   }
 };
 
-template <typename... OpTys> void attach(MLIRContext *context) {
-  (OpTys::template attachInterface<LinalgModel<OpTys>>(*context), ...);
-}
-
 } // namespace
 
 void mlir::amp::precision_models::registerLinalgModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, linalg::LinalgDialect *) {
     using namespace linalg;
-    attach<GenericOp,
-           // Elementwise.
-           AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, ExpOp, LogOp, AbsOp,
-           CeilOp, FloorOp, NegFOp, SqrtOp, RsqrtOp, SquareOp, TanhOp, ErfOp,
-           PowFOp, ReciprocalOp, RoundOp, CopyOp,
-           // Contractions.
-           MatmulOp, MatmulTransposeAOp, MatmulTransposeBOp, BatchMatmulOp,
-           BatchMatmulTransposeAOp, BatchMatmulTransposeBOp,
-           BatchReduceMatmulOp, MatvecOp, VecmatOp, BatchMatvecOp,
-           BatchVecmatOp, DotOp,
-           // Convolutions.
-           Conv1DOp, Conv2DOp, Conv3DOp, Conv1DNwcWcfOp, Conv1DNcwFcwOp,
-           Conv2DNhwcHwcfOp, Conv2DNhwcFhwcOp, Conv2DNchwFchwOp,
-           Conv2DNgchwFgchwOp, Conv2DNgchwGfchwOp, Conv3DNdhwcDhwcfOp,
-           Conv3DNcdhwFcdhwOp, DepthwiseConv1DNwcWcOp, DepthwiseConv1DNcwCwOp,
-           DepthwiseConv1DNwcWcmOp, DepthwiseConv2DNhwcHwcOp,
-           DepthwiseConv2DNchwChwOp, DepthwiseConv2DNhwcHwcmOp,
-           DepthwiseConv3DNdhwcDhwcOp, DepthwiseConv3DNcdhwCdhwOp,
-           DepthwiseConv3DNdhwcDhwcmOp,
-           // Pooling.
-           PoolingNhwcSumOp, PoolingNchwSumOp, PoolingNhwcMaxOp,
-           PoolingNchwMaxOp, PoolingNhwcMinOp, PoolingNwcSumOp, PoolingNcwSumOp,
-           PoolingNwcMaxOp, PoolingNcwMaxOp, PoolingNwcMinOp, PoolingNdhwcSumOp,
-           PoolingNdhwcMaxOp, PoolingNdhwcMinOp>(context);
+    attachModels<
+        LinalgModel, GenericOp,
+        // Elementwise.
+        AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, ExpOp, LogOp, AbsOp, CeilOp,
+        FloorOp, NegFOp, SqrtOp, RsqrtOp, SquareOp, TanhOp, ErfOp, PowFOp,
+        ReciprocalOp, RoundOp, CopyOp,
+        // Contractions.
+        MatmulOp, MatmulTransposeAOp, MatmulTransposeBOp, BatchMatmulOp,
+        BatchMatmulTransposeAOp, BatchMatmulTransposeBOp, BatchReduceMatmulOp,
+        MatvecOp, VecmatOp, BatchMatvecOp, BatchVecmatOp, DotOp,
+        // Convolutions.
+        Conv1DOp, Conv2DOp, Conv3DOp, Conv1DNwcWcfOp, Conv1DNcwFcwOp,
+        Conv2DNhwcHwcfOp, Conv2DNhwcFhwcOp, Conv2DNchwFchwOp,
+        Conv2DNgchwFgchwOp, Conv2DNgchwGfchwOp, Conv3DNdhwcDhwcfOp,
+        Conv3DNcdhwFcdhwOp, DepthwiseConv1DNwcWcOp, DepthwiseConv1DNcwCwOp,
+        DepthwiseConv1DNwcWcmOp, DepthwiseConv2DNhwcHwcOp,
+        DepthwiseConv2DNchwChwOp, DepthwiseConv2DNhwcHwcmOp,
+        DepthwiseConv3DNdhwcDhwcOp, DepthwiseConv3DNcdhwCdhwOp,
+        DepthwiseConv3DNdhwcDhwcmOp,
+        // Pooling.
+        PoolingNhwcSumOp, PoolingNchwSumOp, PoolingNhwcMaxOp, PoolingNchwMaxOp,
+        PoolingNhwcMinOp, PoolingNwcSumOp, PoolingNcwSumOp, PoolingNwcMaxOp,
+        PoolingNcwMaxOp, PoolingNwcMinOp, PoolingNdhwcSumOp, PoolingNdhwcMaxOp,
+        PoolingNdhwcMinOp>(context);
   });
 }

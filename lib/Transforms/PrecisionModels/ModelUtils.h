@@ -2,6 +2,8 @@
 #ifndef AMP_LIB_TRANSFORMS_PRECISIONMODELS_MODELUTILS_H
 #define AMP_LIB_TRANSFORMS_PRECISIONMODELS_MODELUTILS_H
 
+#include "amp/Dialect/Amp/IR/AmpPrecisionInterface.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -28,6 +30,29 @@ inline double staticElements(Type type) {
 /// arith.extf or arith.truncf of a float tensor or scalar to `elementType`.
 Value buildArithCast(OpBuilder &builder, Location loc, Value value,
                      Type elementType);
+
+/// What most models share, each overriding what differs: every float tensor
+/// operand and result follows the op's precision, no operand takes any
+/// type, no fp32 accumulation, conversions by arith.truncf / arith.extf.
+template <typename Model, typename OpTy>
+struct ArithCastModel : PrecisionOpInterface::ExternalModel<Model, OpTy> {
+  bool isPrecisionOperand(Operation *op, unsigned index) const {
+    return isFloatTensor(op->getOperand(index).getType());
+  }
+  bool acceptsAnyFloatOperand(Operation *, unsigned) const { return false; }
+  bool isPrecisionResult(Operation *, unsigned) const { return true; }
+  bool supportsF32Accumulation(Operation *) const { return false; }
+  Value buildCast(Operation *, OpBuilder &builder, Location loc, Value value,
+                  Type elementType) const {
+    return buildArithCast(builder, loc, value, elementType);
+  }
+};
+
+/// Attaches `Model<Op>` to each of `OpTys`.
+template <template <typename> class Model, typename... OpTys>
+void attachModels(MLIRContext *context) {
+  (OpTys::template attachInterface<Model<OpTys>>(*context), ...);
+}
 
 void registerLinalgModels(DialectRegistry &registry);
 void registerTosaModels(DialectRegistry &registry);

@@ -10,8 +10,6 @@
 
 #include "ModelUtils.h"
 
-#include "amp/Dialect/Amp/IR/AmpPrecisionInterface.h"
-
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -22,8 +20,7 @@ using namespace mlir::amp::precision_models;
 namespace {
 
 template <typename OpTy>
-struct DataMovementModel
-    : PrecisionOpInterface::ExternalModel<DataMovementModel<OpTy>, OpTy> {
+struct DataMovementModel : ArithCastModel<DataMovementModel<OpTy>, OpTy> {
   StringRef getOnnxOpType(Operation *op) const {
     return llvm::StringSwitch<StringRef>(op->getName().getStringRef())
         .Cases("tensor.expand_shape", "tensor.collapse_shape", "tensor.reshape",
@@ -32,16 +29,6 @@ struct DataMovementModel
         .Cases("tensor.insert_slice", "tensor.concat", "Concat")
         .Case("tensor.pad", "Pad")
         .Default("Identity");
-  }
-  bool isPrecisionOperand(Operation *op, unsigned index) const {
-    return isFloatTensor(op->getOperand(index).getType());
-  }
-  bool acceptsAnyFloatOperand(Operation *, unsigned) const { return false; }
-  bool isPrecisionResult(Operation *, unsigned) const { return true; }
-  bool supportsF32Accumulation(Operation *) const { return false; }
-  Value buildCast(Operation *, OpBuilder &builder, Location loc, Value value,
-                  Type elementType) const {
-    return buildArithCast(builder, loc, value, elementType);
   }
   bool hasPayloadRegions(Operation *) const { return true; }
   SmallVector<Value> finishInPrecision(Operation *op, OpBuilder &builder,
@@ -62,17 +49,14 @@ struct DataMovementModel
   double estimateFlops(Operation *) const { return 0; }
 };
 
-template <typename... OpTys> void attach(MLIRContext *context) {
-  (OpTys::template attachInterface<DataMovementModel<OpTys>>(*context), ...);
-}
-
 } // namespace
 
 void mlir::amp::precision_models::registerTensorModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, tensor::TensorDialect *) {
-    attach<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-           tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp,
-           tensor::PadOp, tensor::CastOp>(context);
+    attachModels<DataMovementModel, tensor::ExpandShapeOp,
+                 tensor::CollapseShapeOp, tensor::ExtractSliceOp,
+                 tensor::InsertSliceOp, tensor::ConcatOp, tensor::PadOp,
+                 tensor::CastOp>(context);
   });
 }

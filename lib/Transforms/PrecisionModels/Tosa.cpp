@@ -14,8 +14,6 @@
 
 #include "ModelUtils.h"
 
-#include "amp/Dialect/Amp/IR/AmpPrecisionInterface.h"
-
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 
 using namespace mlir;
@@ -79,14 +77,13 @@ StringRef onnxName(Operation *op) {
 }
 
 template <typename OpTy>
-struct TosaModel : PrecisionOpInterface::ExternalModel<TosaModel<OpTy>, OpTy> {
+struct TosaModel : ArithCastModel<TosaModel<OpTy>, OpTy> {
   StringRef getOnnxOpType(Operation *op) const { return onnxName(op); }
   bool isPrecisionOperand(Operation *op, unsigned index) const {
     if (!isFloatTensor(op->getOperand(index).getType()))
       return false;
     return !isAccumulating(op) || index < 2;
   }
-  bool acceptsAnyFloatOperand(Operation *, unsigned) const { return false; }
   bool isPrecisionResult(Operation *op, unsigned) const {
     return !isAccumulating(op);
   }
@@ -124,23 +121,19 @@ struct TosaModel : PrecisionOpInterface::ExternalModel<TosaModel<OpTy>, OpTy> {
   }
 };
 
-template <typename... OpTys> void attach(MLIRContext *context) {
-  (OpTys::template attachInterface<TosaModel<OpTys>>(*context), ...);
-}
-
 } // namespace
 
 void mlir::amp::precision_models::registerTosaModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, tosa::TosaDialect *) {
     using namespace tosa;
-    attach<MatMulOp, Conv2DOp, Conv3DOp, DepthwiseConv2DOp, TransposeConv2DOp,
-           FullyConnectedOp, AvgPool2dOp, MaxPool2dOp, ReduceSumOp, ReduceMaxOp,
-           ReduceMinOp, ReduceProdOp, ClampOp, SigmoidOp, TanhOp, ErfOp, AddOp,
-           SubOp, MulOp, PowOp, MaximumOp, MinimumOp, AbsOp, CeilOp, FloorOp,
-           CosOp, SinOp, ExpOp, LogOp, NegateOp, ReciprocalOp, RsqrtOp,
-           SelectOp, EqualOp, GreaterOp, GreaterEqualOp, ConcatOp, PadOp,
-           ReshapeOp, SliceOp, TileOp, TransposeOp, GatherOp, ScatterOp>(
-        context);
+    attachModels<TosaModel, MatMulOp, Conv2DOp, Conv3DOp, DepthwiseConv2DOp,
+                 TransposeConv2DOp, FullyConnectedOp, AvgPool2dOp, MaxPool2dOp,
+                 ReduceSumOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ClampOp,
+                 SigmoidOp, TanhOp, ErfOp, AddOp, SubOp, MulOp, PowOp,
+                 MaximumOp, MinimumOp, AbsOp, CeilOp, FloorOp, CosOp, SinOp,
+                 ExpOp, LogOp, NegateOp, ReciprocalOp, RsqrtOp, SelectOp,
+                 EqualOp, GreaterOp, GreaterEqualOp, ConcatOp, PadOp, ReshapeOp,
+                 SliceOp, TileOp, TransposeOp, GatherOp, ScatterOp>(context);
   });
 }
