@@ -233,6 +233,21 @@ def test_attribute_of_the_wrong_kind(amp_opt, tmp_path):
         "attribute 'group' failed to satisfy constraint")
 
 
+def test_conv_group_whose_product_overflows(amp_opt, tmp_path):
+    """A Conv group of 2^63 - 1: W's channels times the group overflow int64
+    (undefined behaviour before; found by the onnx-roundtrip fuzzer); now
+    compared without overflow and refused with the channel counts."""
+    weight = helper.make_tensor("w", FLOAT, [4, 2, 3, 3], [0.1] * 72)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", group=2**63 - 1)]
+    graph = helper.make_graph(nodes, "bad", [tensor("x", (1, 3, 8, 8))],
+                              [tensor("y", None)], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              ir_version=8)
+    amp_opt.expect_import_error(
+        save(tmp_path, model), "node 'conv'", "op Conv",
+        "input has 3 channels but W expects 2 x group 9223372036854775807")
+
+
 def test_missing_required_attribute(amp_opt, tmp_path):
     """A required attribute without a default (Concat's axis) is named."""
     nodes = [helper.make_node("Concat", ["x", "x"], ["y"], name="cat")]

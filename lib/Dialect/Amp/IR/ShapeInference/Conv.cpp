@@ -45,7 +45,7 @@ LogicalResult shape::inferConv(InferenceContext &ctx,
   int64_t channels = x.getDimSize(1), filterChannels = w.getDimSize(1);
   if (!ShapedType::isDynamic(channels) &&
       !ShapedType::isDynamic(filterChannels) &&
-      channels != filterChannels * group)
+      channels != mulDims(filterChannels, group)) // a huge group: no overflow
     return ctx.emitError(
         "input has " + llvm::Twine(channels) + " channels but W expects " +
         llvm::Twine(filterChannels) + " x group " + llvm::Twine(group));
