@@ -5,6 +5,9 @@
 #include "amp/Dialect/Amp/Gradients/GradientModels.h"
 #include "amp/Execution/Passes.h"
 #include "amp/Pipelines/Pipelines.h"
+#include "amp/Transforms/PrecisionModels.h"
+
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 
 #include "mlir/IR/Location.h"
 #include "llvm/Support/Regex.h"
@@ -25,6 +28,10 @@ std::unique_ptr<MLIRContext> makeContext() {
   DialectRegistry registry;
   mlir::amp::registerAmpCpuDialects(registry);
   mlir::amp::registerAmpGradientModels(registry);
+  // Programs in upstream dialects (load_mlir of linalg or TOSA) autocast
+  // as in amp-opt.
+  registry.insert<mlir::tosa::TosaDialect>();
+  mlir::amp::registerUpstreamPrecisionModels(registry);
   auto context = std::make_unique<MLIRContext>(registry);
   context->loadAllAvailableDialects();
   // Errors name the op through its location (the ONNX node), as the tools
