@@ -517,11 +517,12 @@ LINALG_BF16_MODELS = ("resnet18", "mobilenet_v3_small", "squeezenet1_0", "bert_e
                       "gpt2_decoder")
 
 
-def autocast_report(amp_opt_path, source, pipeline, report, output):
-    """Runs ``amp-opt SOURCE --pass-pipeline=PIPELINE`` (``{report}`` in it
-    becomes the JSON report's path) and returns the report's summary."""
+def autocast_report(amp_opt_path, source, pipeline, report, output, *flags):
+    """Runs ``amp-opt SOURCE --pass-pipeline=PIPELINE FLAGS`` (``{report}``
+    in the pipeline becomes the JSON report's path) and returns the report's
+    summary."""
     command = [amp_opt_path, str(source), "--pass-pipeline=" + pipeline.format(report=report),
-               "-o", str(output)]
+               *flags, "-o", str(output)]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, describe(proc)
     with open(report) as f:
@@ -541,33 +542,41 @@ def test_linalg_level_autocast(amp_opt, amp_run, cases, tmp_path, name, amp_type
     the GEMM's fp32 accumulator here and rounded to f16 at the amp level).
     Cast counts of both go to the table."""
     case = cases(name)
-    fp32 = tmp_path / "fp32.mlir"
-    proc = subprocess.run([amp_opt.path, case.path, "--amp-opt-level=0", "-o", str(fp32)],
-                          capture_output=True, text=True, timeout=TIMEOUT)
-    assert proc.returncode == 0, describe(proc)
-    amp_level = autocast_report(
-        amp_opt.path, fp32,
-        f"builtin.module(amp-autocast{{{{type={amp_type} report={{report}}}}}},amp-cast-cleanup)",
-        tmp_path / "amp.json", tmp_path / "amp16.mlir")
-    linalg = tmp_path / "linalg.mlir"
-    proc = subprocess.run([amp_opt.path, str(fp32), "--pass-pipeline=builtin.module("
-                           "amp-decompose,convert-amp-to-linalg,canonicalize,cse)",
-                           "-o", str(linalg)], capture_output=True, text=True, timeout=TIMEOUT)
-    assert proc.returncode == 0, describe(proc)
-    amp_ops = re.findall(r"= amp\.(\w+)", linalg.read_text())
-    assert not amp_ops, f"{name}: amp ops left after convert-amp-to-linalg: {amp_ops}"
-    low = tmp_path / "linalg16.mlir"
-    linalg_level = autocast_report(
-        amp_opt.path, linalg,
-        f"builtin.module(amp-autocast{{{{type={amp_type} report={{report}}}}}},canonicalize,cse)",
-        tmp_path / "linalg.json", low)
-    amp_ops = re.findall(r"= amp\.(\w+)", low.read_text())
-    assert not amp_ops, f"{name}: autocast put amp ops into a linalg program: {amp_ops}"
-    command = [amp_run, str(low)] + [arg for path in case.inputs for arg in ("-i", path)]
+    # The intermediate programs hold the weights (ViT: ~330 MB as bytecode,
+    # twice that as text): bytecode where no text is read, and every file
+    # removed as soon as it is used.
+    fp32, amp16, linalg, low = (tmp_path / "fp32.mlirbc", tmp_path / "amp16.mlirbc",
+                                tmp_path / "linalg.mlirbc", tmp_path / "linalg16.mlir")
     out = tmp_path / "out"
-    proc = subprocess.run(command + [f"--output-dir={out}"], capture_output=True, text=True,
-                          timeout=TIMEOUT)
-    check_exit(name, proc)
+    try:
+        proc = subprocess.run([amp_opt.path, case.path, "--amp-opt-level=0", "--emit-bytecode",
+                               "-o", str(fp32)], capture_output=True, text=True, timeout=TIMEOUT)
+        assert proc.returncode == 0, describe(proc)
+        amp_level = autocast_report(
+            amp_opt.path, fp32,
+            f"builtin.module(amp-autocast{{{{type={amp_type} report={{report}}}}}},"
+            "amp-cast-cleanup)", tmp_path / "amp.json", amp16, "--emit-bytecode")
+        amp16.unlink()
+        proc = subprocess.run([amp_opt.path, str(fp32), "--pass-pipeline=builtin.module("
+                               "amp-decompose,convert-amp-to-linalg,canonicalize,cse)",
+                               "--emit-bytecode", "-o", str(linalg)],
+                              capture_output=True, text=True, timeout=TIMEOUT)
+        assert proc.returncode == 0, describe(proc)
+        fp32.unlink()
+        linalg_level = autocast_report(
+            amp_opt.path, linalg,
+            f"builtin.module(amp-autocast{{{{type={amp_type} report={{report}}}}}},"
+            "canonicalize,cse)", tmp_path / "linalg.json", low)
+        linalg.unlink()
+        amp_ops = re.findall(r"= amp\.(\w+)", low.read_text())
+        assert not amp_ops, f"{name}: amp ops after convert-amp-to-linalg and autocast: {amp_ops}"
+        command = [amp_run, str(low)] + [arg for path in case.inputs for arg in ("-i", path)]
+        proc = subprocess.run(command + [f"--output-dir={out}"], capture_output=True, text=True,
+                              timeout=TIMEOUT)
+        check_exit(name, proc)
+    finally:
+        for path in (fp32, amp16, linalg, low):
+            path.unlink(missing_ok=True)
     # The linalg program's results are unnamed: output_<i>.npy in order.
     results = {}
     for index, output in enumerate(case.outputs):
