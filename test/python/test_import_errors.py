@@ -219,17 +219,23 @@ def test_unknown_attribute(amp_opt, tmp_path):
     )
 
 
+def conv_model(weight_channels, group):
+    """x[1,3,8,8] -> Conv 'conv' with 4 filters of `weight_channels` x 3 x 3
+    and the given `group` attribute (opset 17)."""
+    count = 4 * weight_channels * 9
+    weight = helper.make_tensor("w", FLOAT, [4, weight_channels, 3, 3], [0.1] * count)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", group=group)]
+    graph = helper.make_graph(nodes, "bad", [tensor("x", (1, 3, 8, 8))],
+                              [tensor("y", None)], [weight])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                             ir_version=8)
+
+
 def test_attribute_of_the_wrong_kind(amp_opt, tmp_path):
     """An attribute of another kind than ODS declares (Conv group as a
     float) is reported before type inference reads it."""
-    weight = helper.make_tensor("w", FLOAT, [4, 3, 3, 3], [0.1] * 108)
-    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", group=1.5)]
-    graph = helper.make_graph(nodes, "bad", [tensor("x", (1, 3, 8, 8))],
-                              [tensor("y", None)], [weight])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              ir_version=8)
     amp_opt.expect_import_error(
-        save(tmp_path, model), "node 'conv'", "op Conv",
+        save(tmp_path, conv_model(3, 1.5)), "node 'conv'", "op Conv",
         "attribute 'group' failed to satisfy constraint")
 
 
@@ -237,14 +243,8 @@ def test_conv_group_whose_product_overflows(amp_opt, tmp_path):
     """A Conv group of 2^63 - 1: W's channels times the group overflow int64
     (undefined behaviour before; found by the onnx-roundtrip fuzzer); now
     compared without overflow and refused with the channel counts."""
-    weight = helper.make_tensor("w", FLOAT, [4, 2, 3, 3], [0.1] * 72)
-    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", group=2**63 - 1)]
-    graph = helper.make_graph(nodes, "bad", [tensor("x", (1, 3, 8, 8))],
-                              [tensor("y", None)], [weight])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              ir_version=8)
     amp_opt.expect_import_error(
-        save(tmp_path, model), "node 'conv'", "op Conv",
+        save(tmp_path, conv_model(2, 2**63 - 1)), "node 'conv'", "op Conv",
         "input has 3 channels but W expects 2 x group 9223372036854775807")
 
 
