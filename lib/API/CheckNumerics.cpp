@@ -106,13 +106,16 @@ Status Module::checkNumerics(const OptionList &autocastOptions,
     inputs[i] = (*lowProgram)->prepareInput(i, std::move(inputs[i]));
   }
   std::vector<Tensor> results;
-  (*lowProgram)->run(inputs, results);
-  SmallVector<exec::ProbeStats> stats =
+  if (llvm::Error err = (*lowProgram)->run(inputs, results))
+    return Status::error(llvm::toString(std::move(err)));
+  auto stats =
       exec::compareWithReference(probes, **referenceProgram, inputs,
                                  ArrayRef(results).drop_front(numOutputs));
+  if (!stats)
+    return Status::error(llvm::toString(stats.takeError()));
   reportJson.clear();
   llvm::raw_string_ostream os(reportJson);
-  exec::writeNumericsJson(stats, frontEnd.autocast.type, report, os);
+  exec::writeNumericsJson(*stats, frontEnd.autocast.type, report, os);
   os.flush();
   results.resize(numOutputs);
   outputs = std::move(results);

@@ -96,6 +96,8 @@ Status Program::run(std::vector<Tensor> inputs,
       return Status::error(llvm::toString(std::move(err)));
     inputs[i] = program.prepareInput(i, std::move(inputs[i]));
   }
-  program.getEntry().runConsuming(std::move(inputs), results);
+  if (llvm::Error err =
+          program.getEntry().runConsuming(std::move(inputs), results))
+    return Status::error(llvm::toString(std::move(err)));
   return Status();
 }

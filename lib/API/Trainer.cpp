@@ -188,7 +188,11 @@ Status Trainer::step(Tensor input, Tensor labels, StepResult &result) {
   if (K == 1) {
     if (llvm::Error err = session.checkBatch(input, labels, "input", "labels"))
       return Status::error(llvm::toString(std::move(err)));
-    outcome = session.step(std::move(input), std::move(labels), results);
+    llvm::Expected<mlir::amp::execution::StepOutcome> stepped =
+        session.step(std::move(input), std::move(labels), results);
+    if (!stepped)
+      return Status::error(llvm::toString(stepped.takeError()));
+    outcome = *stepped;
   } else {
     int64_t rows = input.shape.empty() ? 0 : input.shape[0];
     if (input.shape.empty() || labels.shape.empty() ||
@@ -209,8 +213,12 @@ Status Trainer::step(Tensor input, Tensor labels, StepResult &result) {
               "labels (micro-batch " + std::to_string(k) + ")"))
         return Status::error(llvm::toString(std::move(err)));
     }
-    outcome = session.accumulatedStep(
-        [&](int64_t k) { return std::move(batches[k]); }, K, results);
+    llvm::Expected<mlir::amp::execution::StepOutcome> stepped =
+        session.accumulatedStep(
+            [&](int64_t k) { return std::move(batches[k]); }, K, results);
+    if (!stepped)
+      return Status::error(llvm::toString(stepped.takeError()));
+    outcome = *stepped;
   }
   ++state->steps;
   result.loss = outcome.loss;
@@ -230,7 +238,8 @@ Status Trainer::predict(Tensor input, std::vector<Tensor> &outputs) const {
   unsigned arg = session.getLayout().mainState.size();
   if (llvm::Error err = session.getMain().checkInput(arg, input, "input"))
     return Status::error(llvm::toString(std::move(err)));
-  session.predict(std::move(input), outputs);
+  if (llvm::Error err = session.predict(std::move(input), outputs))
+    return Status::error(llvm::toString(std::move(err)));
   return Status();
 }
 

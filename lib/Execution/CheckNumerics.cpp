@@ -252,12 +252,13 @@ void writeNumericsJson(ArrayRef<ProbeStats> stats, StringRef lowName,
   os << "\n";
 }
 
-SmallVector<ProbeStats> compareWithReference(ArrayRef<Probe> probes,
-                                             const CpuProgram &reference,
-                                             const std::vector<Tensor> &inputs,
-                                             ArrayRef<Tensor> probeResults) {
+llvm::Expected<SmallVector<ProbeStats>>
+compareWithReference(ArrayRef<Probe> probes, const CpuProgram &reference,
+                     const std::vector<Tensor> &inputs,
+                     ArrayRef<Tensor> probeResults) {
   std::vector<Tensor> referenceResults;
-  reference.run(inputs, referenceResults);
+  if (llvm::Error err = reference.run(inputs, referenceResults))
+    return std::move(err);
   // The reference returns every op's results, the low-precision program
   // those that survived autocast.
   std::map<std::pair<int64_t, unsigned>, size_t> referenceIndex;

@@ -183,7 +183,12 @@ struct AmpFoldConstantsPass
       auto program = execution::CpuProgram::compile(*module);
       if (failed(program))
         return;
-      (*program)->run({}, values);
+      // A failed run-time check (an index out of range) is left for
+      // the run to report.
+      if (llvm::Error err = (*program)->run({}, values)) {
+        llvm::consumeError(std::move(err));
+        return;
+      }
     }
     if (values.size() != outputs.size())
       return;

@@ -1,6 +1,7 @@
 //===- CpuProgram.cpp - compile and run amp programs on the CPU -----------===//
 
 #include "amp/Execution/CpuProgram.h"
+#include "amp/Conversion/AmpToLinalg/RuntimeChecks.h"
 #include "amp/Pipelines/Pipelines.h"
 #include "amp/Runtime/CpuRuntime.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
@@ -286,6 +287,14 @@ CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath,
     buildCpuLoweringPipeline(lower);
   if (failed(lower.run(module)))
     return failure();
+  if (auto table = module->getAttrOfType<ArrayAttr>(kRuntimeChecksAttrName)) {
+    for (Attribute message : table)
+      program->checkMessages.push_back(
+          cast<StringAttr>(message).getValue().str());
+    module->removeAttr(kRuntimeChecksAttrName);
+  }
+  for (auto &function : program->functions)
+    function->checkMessages = &program->checkMessages;
   if (!dumpLoweredPath.empty()) {
     std::string errorMessage;
     auto output = openOutputFile(dumpLoweredPath, &errorMessage);
@@ -412,17 +421,44 @@ Tensor CpuFunction::makeRandomInput(unsigned index, std::mt19937_64 &rng) const 
 
 // The runtime's caches of derived weights are this function's while it
 // runs (see WeightCacheOwner); ~CpuProgram releases them.
-void CpuFunction::run(const std::vector<Tensor> &args,
-                      std::vector<Tensor> &results) const {
+llvm::Error CpuFunction::run(const std::vector<Tensor> &args,
+                             std::vector<Tensor> &results) const {
   WeightCacheOwner owner(this);
-  amp_runtime::callPacked(function, args, resultTypes, results);
+  RuntimeCheckFailure failure;
+  {
+    RuntimeCheckScope checks(&failure);
+    amp_runtime::callPacked(function, args, resultTypes, results);
+  }
+  return checkFailure(failure);
 }
 
-void CpuFunction::runConsuming(std::vector<Tensor> &&args,
-                               std::vector<Tensor> &results) const {
+llvm::Error CpuFunction::runConsuming(std::vector<Tensor> &&args,
+                                      std::vector<Tensor> &results) const {
   WeightCacheOwner owner(this);
-  amp_runtime::callPackedConsuming(function, std::move(args), resultTypes,
-                                   results);
+  RuntimeCheckFailure failure;
+  {
+    RuntimeCheckScope checks(&failure);
+    amp_runtime::callPackedConsuming(function, std::move(args), resultTypes,
+                                     results);
+  }
+  return checkFailure(failure);
+}
+
+llvm::Error
+CpuFunction::checkFailure(const RuntimeCheckFailure &failure) const {
+  if (!failure.failed)
+    return llvm::Error::success();
+  std::string message =
+      checkMessages && failure.id >= 0 &&
+              static_cast<size_t>(failure.id) < checkMessages->size()
+          ? formatRuntimeCheck((*checkMessages)[failure.id], failure.value,
+                               failure.bound)
+          : "run-time check " + std::to_string(failure.id) + " (value " +
+                std::to_string(failure.value) + ", bound " +
+                std::to_string(failure.bound) + ")";
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "run-time check failed in '" + name +
+                                     "': " + message);
 }
 
 Comparison mlir::amp::execution::compareTensors(const Tensor &got,

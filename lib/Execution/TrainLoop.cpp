@@ -222,7 +222,8 @@ LogicalResult Trainer::evaluate(const Tensor &data, const Tensor &labels) {
     for (int64_t i = start; i < std::min(count, start + options.batchSize); ++i)
       rows.push_back(i);
     std::vector<Tensor> results;
-    session->predict(gatherRows(data, rows), results);
+    if (llvm::Error err = session->predict(gatherRows(data, rows), results))
+      return fail("evaluation: " + llvm::toString(std::move(err)));
     const Tensor &out = results[0];
     Tensor target = gatherRows(labels, rows);
     if (numClasses > 0) {
@@ -330,17 +331,20 @@ LogicalResult Trainer::run(ModuleOp module) {
   int64_t K = options.accumulate;
   for (int64_t n = 0; n < total; ++n, batchesDone += K) {
     double scaleIn = session->getLossScale();
-    if (K == 1) {
-      std::vector<int64_t> rows = rowsOf(batchesDone);
-      session->step(gatherRows(data, rows), gatherRows(labels, rows), results);
-    } else {
-      session->accumulatedStep(
-          [&](int64_t k) {
-            std::vector<int64_t> rows = rowsOf(batchesDone + k);
-            return std::make_pair(gatherRows(data, rows),
-                                  gatherRows(labels, rows));
-          },
-          K, results);
+    llvm::Expected<StepOutcome> stepped =
+        K == 1 ? session->step(gatherRows(data, rowsOf(batchesDone)),
+                               gatherRows(labels, rowsOf(batchesDone)), results)
+               : session->accumulatedStep(
+                     [&](int64_t k) {
+                       std::vector<int64_t> rows = rowsOf(batchesDone + k);
+                       return std::make_pair(gatherRows(data, rows),
+                                             gatherRows(labels, rows));
+                     },
+                     K, results);
+    if (!stepped) {
+      dropCsv();
+      return fail("step " + Twine(n + 1) + ": " +
+                  llvm::toString(stepped.takeError()));
     }
     StepOutcome outcome = session->outcomeOf(results, scaleIn);
     lastLoss = outcome.loss;

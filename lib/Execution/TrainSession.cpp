@@ -194,7 +194,9 @@ TrainSession::create(ModuleOp module, const Options &options) {
   session->program = std::move(*compiled);
   session->stepFn = session->program->getFunction("train_step");
   session->mainFn = session->program->getFunction("main");
-  session->program->getFunction("initial_state")->run({}, session->state);
+  if (llvm::Error err = session->program->getFunction("initial_state")
+                            ->run({}, session->state))
+    return module.emitError(llvm::toString(std::move(err))), failure();
   if (session->state.size() != session->layout.stateArgs.size())
     return module.emitError(
                "@initial_state does not return the train step's state"),
@@ -236,8 +238,8 @@ llvm::Error TrainSession::checkBatch(const Tensor &input, const Tensor &labels,
   return llvm::Error::success();
 }
 
-StepOutcome TrainSession::step(Tensor input, Tensor labels,
-                               std::vector<Tensor> &results) {
+llvm::Expected<StepOutcome> TrainSession::step(Tensor input, Tensor labels,
+                                               std::vector<Tensor> &results) {
   double scale = getLossScale();
   // The state is handed to the step (no copy); every state value comes
   // back as a result, updated in place where the program did so.
@@ -249,9 +251,13 @@ StepOutcome TrainSession::step(Tensor input, Tensor labels,
   args[layout.labelsArg] = std::move(labels);
   if (layout.replicaArg >= 0)
     args[layout.replicaArg] = replicaTensor();
-  stepFn->runConsuming(std::move(args), results);
+  llvm::Error failure = stepFn->runConsuming(std::move(args), results);
+  // The state's buffers come back either way (a failed check leaves the
+  // step's update, made with clamped indices, in them).
   for (auto [k, result] : llvm::enumerate(layout.stateResults))
     state[k] = std::move(results[result]);
+  if (failure)
+    return std::move(failure);
   return outcomeOf(results, scale);
 }
 
@@ -260,7 +266,7 @@ bool TrainSession::canAccumulate() const {
          getFunction("apply_gradients");
 }
 
-StepOutcome TrainSession::accumulatedStep(
+llvm::Expected<StepOutcome> TrainSession::accumulatedStep(
     llvm::function_ref<std::pair<Tensor, Tensor>(int64_t)> microBatch,
     int64_t count, std::vector<Tensor> &results) {
   double scale = getLossScale();
@@ -306,7 +312,8 @@ StepOutcome TrainSession::accumulatedStep(
       else
         args[i] = compute->prepareInput(i, std::move(input));
     }
-    compute->run(args, out);
+    if (llvm::Error err = compute->run(args, out))
+      return std::move(err); // the parameters are not updated
     for (auto [i, result] : llvm::enumerate(layout.compute->results)) {
       const auto &[role, name] = result;
       if (role == "loss")
@@ -324,7 +331,8 @@ StepOutcome TrainSession::accumulatedStep(
     args[i] = arg.first == "grad"        ? grads[arg.second]
               : arg.first == "found_inf" ? noFoundInf
                                          : state[byName.lookup(arg.second)];
-  apply->run(args, out);
+  if (llvm::Error err = apply->run(args, out))
+    return std::move(err);
   results.assign(layout.resultRoles.size(), Tensor());
   for (auto [i, result] : llvm::enumerate(layout.apply->results)) {
     const auto &[role, name] = result;
@@ -420,13 +428,14 @@ llvm::Error TrainSession::setNamedState(const amp_runtime::NamedTensors &arrays,
   return llvm::Error::success();
 }
 
-void TrainSession::predict(Tensor input, std::vector<Tensor> &results) const {
+llvm::Error TrainSession::predict(Tensor input,
+                                  std::vector<Tensor> &results) const {
   std::vector<Tensor> args;
   for (unsigned k : layout.mainState)
     args.push_back(state[k]);
   args.push_back(
       mainFn->prepareInput(layout.mainState.size(), std::move(input)));
-  mainFn->run(args, results);
+  return mainFn->run(args, results);
 }
 
 llvm::Error TrainSession::exportOnnx(StringRef path, StringRef sourceModel,

@@ -139,9 +139,12 @@ static LogicalResult reportProbes(ArrayRef<Probe> probes,
                                   const CpuProgram &reference,
                                   const std::vector<Tensor> &inputs,
                                   ArrayRef<Tensor> probeResults) {
-  SmallVector<ProbeStats> stats =
-      compareWithReference(probes, reference, inputs, probeResults);
-  return reportNumerics(stats, amp::getAutocastCLOptions().type, checkNumerics,
+  auto stats = compareWithReference(probes, reference, inputs, probeResults);
+  if (!stats) {
+    llvm::errs() << "error: " << llvm::toString(stats.takeError()) << "\n";
+    return failure();
+  }
+  return reportNumerics(*stats, amp::getAutocastCLOptions().type, checkNumerics,
                         getCheckNumericsCLOptions());
 }
 
@@ -176,12 +179,13 @@ static void benchmark(const CpuProgram &program,
                       double compileSeconds) {
   std::vector<Tensor> results;
   unsigned warmup = std::max(1u, benchmarkRuns / 10);
+  // The first run succeeded, and so do these on the same inputs.
   for (unsigned i = 0; i < warmup; ++i)
-    program.run(inputs, results);
+    llvm::cantFail(program.run(inputs, results));
   std::vector<double> times;
   for (unsigned i = 0; i < benchmarkRuns; ++i) {
     auto start = std::chrono::steady_clock::now();
-    program.run(inputs, results);
+    llvm::cantFail(program.run(inputs, results));
     times.push_back(std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - start)
                         .count());
@@ -336,7 +340,10 @@ int main(int argc, char **argv) {
                               .count();
 
   std::vector<Tensor> results;
-  (*program)->run(inputs, results);
+  if (llvm::Error err = (*program)->run(inputs, results)) {
+    llvm::errs() << "error: " << llvm::toString(std::move(err)) << "\n";
+    return 1;
+  }
   if (numerics) {
     if (failed(reportProbes(probes, *reference, inputs,
                             ArrayRef(results).drop_front(numOutputs))))

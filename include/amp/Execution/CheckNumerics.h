@@ -88,10 +88,10 @@ void writeNumericsJson(ArrayRef<ProbeStats> stats, StringRef lowName,
 /// see exposeProbes) on `inputs` and compares each probe of the
 /// low-precision program (`probeResults`, in `probes` order) with the
 /// reference's result of the same op.
-SmallVector<ProbeStats> compareWithReference(ArrayRef<Probe> probes,
-                                             const CpuProgram &reference,
-                                             const std::vector<Tensor> &inputs,
-                                             ArrayRef<Tensor> probeResults);
+llvm::Expected<SmallVector<ProbeStats>>
+compareWithReference(ArrayRef<Probe> probes, const CpuProgram &reference,
+                     const std::vector<Tensor> &inputs,
+                     ArrayRef<Tensor> probeResults);
 
 } // namespace mlir::amp::execution
 

@@ -30,6 +30,9 @@ class TargetMachine;
 namespace mlir {
 class ExecutionEngine;
 class OpPassManager;
+namespace amp {
+struct RuntimeCheckFailure;
+} // namespace amp
 } // namespace mlir
 
 namespace mlir::amp::execution {
@@ -87,20 +90,26 @@ public:
   /// Seeded random values for input `index` (dynamic sizes become 1).
   Tensor makeRandomInput(unsigned index, std::mt19937_64 &rng) const;
 
-  /// Runs once on checked and prepared inputs.
-  void run(const std::vector<Tensor> &inputs,
-           std::vector<Tensor> &results) const;
+  /// Runs once on checked and prepared inputs. Fails when a run-time
+  /// check fails (an index out of range, see
+  /// amp/Conversion/AmpToLinalg/RuntimeChecks.h): the message names the
+  /// node, and `results` are not to be used.
+  [[nodiscard]] llvm::Error run(const std::vector<Tensor> &inputs,
+                                std::vector<Tensor> &results) const;
   /// The same on inputs handed over: no copy of them is made, and results
   /// updated in place take over the inputs' buffers.
-  void runConsuming(std::vector<Tensor> &&inputs,
-                    std::vector<Tensor> &results) const;
+  [[nodiscard]] llvm::Error runConsuming(std::vector<Tensor> &&inputs,
+                                         std::vector<Tensor> &results) const;
 
 private:
   friend class CpuProgram;
+  llvm::Error checkFailure(const RuntimeCheckFailure &failure) const;
   std::string name;
   SmallVector<TensorSignature> inputs, outputs;
   std::vector<amp_runtime::ResultType> resultTypes;
   void (*function)(void **) = nullptr;
+  /// The program's run-time check messages (by id).
+  const std::vector<std::string> *checkMessages = nullptr;
 };
 
 /// A JIT-compiled amp program: one or more entry functions of a module.
@@ -136,15 +145,17 @@ public:
   Tensor makeRandomInput(unsigned index, std::mt19937_64 &rng) const {
     return getEntry().makeRandomInput(index, rng);
   }
-  void run(const std::vector<Tensor> &inputs,
-           std::vector<Tensor> &results) const {
-    getEntry().run(inputs, results);
+  [[nodiscard]] llvm::Error run(const std::vector<Tensor> &inputs,
+                                std::vector<Tensor> &results) const {
+    return getEntry().run(inputs, results);
   }
 
 private:
   CpuProgram();
 
   std::vector<std::unique_ptr<CpuFunction>> functions;
+  /// The messages of the run-time checks the lowering added, by id.
+  std::vector<std::string> checkMessages;
   /// The host, for the optimizer's cost model (outlives `engine`).
   std::unique_ptr<llvm::TargetMachine> targetMachine;
   std::unique_ptr<ExecutionEngine> engine;

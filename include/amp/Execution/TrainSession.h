@@ -104,7 +104,9 @@ public:
   /// One optimizer step through @train_step on a batch (input and labels
   /// checked by the caller, see checkBatch); the state is updated and
   /// `results` is @train_step's results.
-  StepOutcome step(Tensor input, Tensor labels, std::vector<Tensor> &results);
+  /// Fails when a run-time check fails (a label or index out of range).
+  llvm::Expected<StepOutcome> step(Tensor input, Tensor labels,
+                                   std::vector<Tensor> &results);
   /// Whether the program has @compute_gradients and @apply_gradients and
   /// the session compiled them (Options::split).
   bool canAccumulate() const;
@@ -114,7 +116,7 @@ public:
   /// the micro-batches' mean, one skip decision for the whole step, and
   /// Dropout's counter for micro-batch k is step * count + k. `results`
   /// is in @train_step's layout. Needs canAccumulate().
-  StepOutcome accumulatedStep(
+  llvm::Expected<StepOutcome> accumulatedStep(
       llvm::function_ref<std::pair<Tensor, Tensor>(int64_t)> microBatch,
       int64_t count, std::vector<Tensor> &results);
   /// Checks a batch against @train_step's input and labels (`inputName`,
@@ -140,7 +142,7 @@ public:
                             StringRef source, int64_t *batchesDone = nullptr);
 
   /// @main on `input` with the current parameters and buffers.
-  void predict(Tensor input, std::vector<Tensor> &results) const;
+  llvm::Error predict(Tensor input, std::vector<Tensor> &results) const;
 
   /// Writes the ONNX model the program was built from (`sourceModel`, a
   /// file, or `sourceModelBytes` when given) with the trained parameters

@@ -80,6 +80,25 @@ private:
   const void *previous;
 };
 void releaseCachedWeights(const void *owner);
+
+/// The first failed run-time check of a call (amp_cpu_check_failed, see
+/// amp/Conversion/AmpToLinalg/RuntimeChecks.h): the check's id in the
+/// module's message table, the offending value and the bound it broke.
+struct RuntimeCheckFailure {
+  bool failed = false;
+  int64_t id = 0, value = 0, bound = 0;
+};
+/// Collects the failed checks of the compiled code running on this thread
+/// (and of the parallel loops it starts) into `failure` while it lives.
+/// Checks outside any scope are ignored.
+class RuntimeCheckScope {
+public:
+  explicit RuntimeCheckScope(RuntimeCheckFailure *failure);
+  ~RuntimeCheckScope();
+
+private:
+  RuntimeCheckFailure *previous;
+};
 } // namespace mlir::amp
 
 #endif // AMP_RUNTIME_CPURUNTIME_H

@@ -2,6 +2,8 @@
 
 #include "LoweringUtils.h"
 #include "amp/Conversion/AmpToLinalg/Passes.h"
+#include "amp/Conversion/AmpToLinalg/RuntimeChecks.h"
+#include "llvm/ADT/ScopeExit.h"
 
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/IR/BuiltinDialect.h"
@@ -87,6 +89,14 @@ struct ConvertAmpToLinalgPass
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
     AmpTypeConverter converter(context);
+    // The patterns add their run-time checks' messages to this array.
+    if (runtimeChecks && !module->hasAttr(kRuntimeChecksAttrName))
+      module->setAttr(kRuntimeChecksAttrName, ArrayAttr::get(context, {}));
+    auto dropUnusedChecks = llvm::make_scope_exit([&] {
+      auto table = module->getAttrOfType<ArrayAttr>(kRuntimeChecksAttrName);
+      if (table && table.empty())
+        module->removeAttr(kRuntimeChecksAttrName);
+    });
 
     ConversionTarget target(*context);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,

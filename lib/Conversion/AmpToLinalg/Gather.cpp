@@ -29,29 +29,32 @@ struct GatherOpLowering : public OpConversionPattern<GatherOp> {
     for (int64_t i = 0; i < q; ++i)
       indexExprs.push_back(rewriter.getAffineDimExpr(axis + i));
     Value axisDim = rewriter.create<tensor::DimOp>(loc, data, axis);
-    Value result =
-        rewriter
-            .create<linalg::GenericOp>(
-                loc, TypeRange{type}, ValueRange{indices},
-                ValueRange{emptyTensor(rewriter, loc, type, sizes)},
-                SmallVector<AffineMap>{
-                    AffineMap::get(rank, 0, indexExprs, rewriter.getContext()),
-                    rewriter.getMultiDimIdentityMap(rank)},
-                SmallVector<utils::IteratorType>(rank,
-                                                 utils::IteratorType::parallel),
-                [&](OpBuilder &b, Location l, ValueRange args) {
-                  SmallVector<Value> at;
-                  for (int64_t i = 0; i < axis; ++i)
-                    at.push_back(b.create<linalg::IndexOp>(l, i));
-                  at.push_back(
-                      wrapIndex(b, l, toIndex(b, l, args[0]), axisDim));
-                  for (int64_t i = axis + 1; i < r; ++i)
-                    at.push_back(b.create<linalg::IndexOp>(l, i - 1 + q));
-                  b.create<linalg::YieldOp>(
-                      l, ValueRange{b.create<tensor::ExtractOp>(l, data, at)});
-                })
-            .getResult(0);
-    rewriter.replaceOp(op, result);
+    checkIndexRange(rewriter, loc, op, indices, axisDim,
+                    /*allowNegative=*/true, "index");
+    auto gather = [&](OpBuilder &nb, Location nl) -> Value {
+      return nb
+          .create<linalg::GenericOp>(
+              nl, TypeRange{type}, ValueRange{indices},
+              ValueRange{emptyTensor(nb, nl, type, sizes)},
+              SmallVector<AffineMap>{
+                  AffineMap::get(rank, 0, indexExprs, nb.getContext()),
+                  nb.getMultiDimIdentityMap(rank)},
+              SmallVector<utils::IteratorType>(rank,
+                                               utils::IteratorType::parallel),
+              [&](OpBuilder &b, Location l, ValueRange args) {
+                SmallVector<Value> at;
+                for (int64_t i = 0; i < axis; ++i)
+                  at.push_back(b.create<linalg::IndexOp>(l, i));
+                at.push_back(clampIndex(b, l, toIndex(b, l, args[0]), axisDim));
+                for (int64_t i = axis + 1; i < r; ++i)
+                  at.push_back(b.create<linalg::IndexOp>(l, i - 1 + q));
+                b.create<linalg::YieldOp>(
+                    l, ValueRange{b.create<tensor::ExtractOp>(l, data, at)});
+              })
+          .getResult(0);
+    };
+    rewriter.replaceOp(op, guardEmptyAxes(rewriter, loc, data, {axis}, gather,
+                                          zeroFilled(type, sizes)));
     return success();
   }
 };
@@ -67,28 +70,31 @@ struct GatherElementsOpLowering : public OpConversionPattern<GatherElementsOp> {
     int64_t axis = normalizeAxis(op.getAxis(), rank);
     RankedTensorType type = convertedResultType(getTypeConverter(), op);
     Value axisDim = rewriter.create<tensor::DimOp>(loc, data, axis);
-    Value result =
-        rewriter
-            .create<linalg::GenericOp>(
-                loc, TypeRange{type}, ValueRange{indices},
-                ValueRange{emptyTensor(rewriter, loc, type,
-                                       getSizes(rewriter, loc, indices))},
-                SmallVector<AffineMap>(2,
-                                       rewriter.getMultiDimIdentityMap(rank)),
-                SmallVector<utils::IteratorType>(rank,
-                                                 utils::IteratorType::parallel),
-                [&](OpBuilder &b, Location l, ValueRange args) {
-                  SmallVector<Value> at;
-                  for (int64_t i = 0; i < rank; ++i)
-                    at.push_back(
-                        i == axis
-                            ? wrapIndex(b, l, toIndex(b, l, args[0]), axisDim)
-                            : b.create<linalg::IndexOp>(l, i).getResult());
-                  b.create<linalg::YieldOp>(
-                      l, ValueRange{b.create<tensor::ExtractOp>(l, data, at)});
-                })
-            .getResult(0);
-    rewriter.replaceOp(op, result);
+    checkIndexRange(rewriter, loc, op, indices, axisDim,
+                    /*allowNegative=*/true, "index");
+    SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, indices);
+    auto gather = [&](OpBuilder &nb, Location nl) -> Value {
+      return nb
+          .create<linalg::GenericOp>(
+              nl, TypeRange{type}, ValueRange{indices},
+              ValueRange{emptyTensor(nb, nl, type, sizes)},
+              SmallVector<AffineMap>(2, nb.getMultiDimIdentityMap(rank)),
+              SmallVector<utils::IteratorType>(rank,
+                                               utils::IteratorType::parallel),
+              [&](OpBuilder &b, Location l, ValueRange args) {
+                SmallVector<Value> at;
+                for (int64_t i = 0; i < rank; ++i)
+                  at.push_back(
+                      i == axis
+                          ? clampIndex(b, l, toIndex(b, l, args[0]), axisDim)
+                          : b.create<linalg::IndexOp>(l, i).getResult());
+                b.create<linalg::YieldOp>(
+                    l, ValueRange{b.create<tensor::ExtractOp>(l, data, at)});
+              })
+          .getResult(0);
+    };
+    rewriter.replaceOp(op, guardEmptyAxes(rewriter, loc, data, {axis}, gather,
+                                          zeroFilled(type, sizes)));
     return success();
   }
 };
@@ -117,21 +123,29 @@ struct GatherNDOpLowering : public OpConversionPattern<GatherNDOp> {
     SmallVector<Value> dataDims;
     for (int64_t i = 0; i < r; ++i)
       dataDims.push_back(rewriter.create<tensor::DimOp>(loc, data, i));
-    Value result = buildIndexGenerated(
-        rewriter, loc, type, sizes,
-        [&](OpBuilder &b, Location l, ValueRange outIndices) -> Value {
-          ValueRange outer = outIndices.take_front(q - 1);
-          SmallVector<Value> at(outer.begin(), outer.begin() + batch);
-          for (int64_t j = 0; j < k; ++j) {
-            SmallVector<Value> position(outer);
-            position.push_back(b.create<arith::ConstantIndexOp>(l, j));
-            at.push_back(
-                readIndex(b, l, indices, position, dataDims[batch + j]));
-          }
-          at.append(outIndices.begin() + (q - 1), outIndices.end());
-          return b.create<tensor::ExtractOp>(l, data, at);
-        });
-    rewriter.replaceOp(op, result);
+    checkIndexTuples(rewriter, loc, op, indices,
+                     ArrayRef<Value>(dataDims).slice(batch, k));
+    SmallVector<int64_t> indexedAxes;
+    for (int64_t j = 0; j < k; ++j)
+      indexedAxes.push_back(batch + j);
+    auto gather = [&](OpBuilder &nb, Location nl) -> Value {
+      return buildIndexGenerated(
+          nb, nl, type, sizes,
+          [&](OpBuilder &b, Location l, ValueRange outIndices) -> Value {
+            ValueRange outer = outIndices.take_front(q - 1);
+            SmallVector<Value> at(outer.begin(), outer.begin() + batch);
+            for (int64_t j = 0; j < k; ++j) {
+              SmallVector<Value> position(outer);
+              position.push_back(b.create<arith::ConstantIndexOp>(l, j));
+              at.push_back(
+                  readIndex(b, l, indices, position, dataDims[batch + j]));
+            }
+            at.append(outIndices.begin() + (q - 1), outIndices.end());
+            return b.create<tensor::ExtractOp>(l, data, at);
+          });
+    };
+    rewriter.replaceOp(op, guardEmptyAxes(rewriter, loc, data, indexedAxes,
+                                          gather, zeroFilled(type, sizes)));
     return success();
   }
 };

@@ -19,6 +19,24 @@ Value buildNllLoss(OpBuilder &b, Location loc, Operation *op, Value logProb,
   auto accType = targetType.clone(acc);
   SmallVector<OpFoldResult> sizes = getSizes(b, loc, target);
   Value classes = b.create<tensor::DimOp>(loc, logProb, 1);
+  if (collectsRuntimeChecks(b)) {
+    // Targets equal to ignore_index are not class indices.
+    Value checked = target;
+    if (ignore)
+      checked = buildElementwise(
+          b, loc, {target}, targetType,
+          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+            Value t = a[0];
+            Value isIgnored = nb.create<arith::CmpIOp>(
+                l, arith::CmpIPredicate::eq, t,
+                constantScalar(nb, l, t.getType(), *ignore));
+            return nb.create<arith::SelectOp>(
+                l, isIgnored, constantScalar(nb, l, t.getType(), 0), t);
+          },
+          false, sizes);
+    checkIndexRange(b, loc, op, checked, classes, /*allowNegative=*/false,
+                    "target");
+  }
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{accType, accType}, ValueRange{target},
       ValueRange{emptyTensor(b, loc, accType, sizes),
@@ -33,7 +51,8 @@ Value buildNllLoss(OpBuilder &b, Location loc, Operation *op, Value logProb,
           ignored = nb.create<arith::CmpIOp>(
               l, arith::CmpIPredicate::eq, t,
               constantScalar(nb, l, t.getType(), *ignore));
-        // Out-of-range targets are clamped (never read out of bounds).
+        // Out-of-range targets are clamped (never read out of bounds) and
+        // reported by the check above.
         Value index = nb.create<arith::IndexCastOp>(l, nb.getIndexType(), t);
         Value c0 = nb.create<arith::ConstantIndexOp>(l, 0);
         Value last = nb.create<arith::SubIOp>(

@@ -673,7 +673,7 @@ Value readIndex(OpBuilder &b, Location loc, Value indices, ValueRange position,
                 Value dim) {
   Value raw = b.create<tensor::ExtractOp>(loc, indices, position);
   Value index = b.create<arith::IndexCastOp>(loc, b.getIndexType(), raw);
-  return wrapIndex(b, loc, index, dim);
+  return clampIndex(b, loc, index, dim);
 }
 
 Value buildIndexGenerated(OpBuilder &b, Location loc, RankedTensorType type,

@@ -168,9 +168,55 @@ Value extractIndex(OpBuilder &b, Location loc, Value tensor, int64_t i);
 /// Reads the single element of a 0-d or 1-element tensor.
 Value extractScalar(OpBuilder &b, Location loc, Value tensor);
 /// An index read from an integer tensor at `position`, made non-negative
-/// against `dim`.
+/// against `dim` and clamped into it (clampIndex).
 Value readIndex(OpBuilder &b, Location loc, Value indices, ValueRange position,
                 Value dim);
+
+//===----------------------------------------------------------------------===//
+// Run-time checks (amp/Conversion/AmpToLinalg/RuntimeChecks.h)
+//===----------------------------------------------------------------------===//
+
+/// "node 'name' (OnnxType)" for messages, or the op type without a name.
+std::string describeNode(Operation *op);
+/// Whether the module being lowered collects run-time checks.
+bool collectsRuntimeChecks(OpBuilder &b);
+/// At the insertion point: when the i1 `failed` holds at run time, the
+/// runtime is told (check id, `value`, `bound`) and the caller reports
+/// `message` with {value} and {bound} filled in. Nothing when the module
+/// does not collect checks.
+void emitRuntimeCheck(OpBuilder &b, Location loc, Value failed, Value value,
+                      Value bound, const Twine &message);
+/// The smallest and largest element (i64 scalars) of an integer tensor;
+/// INT64_MAX and INT64_MIN when it is empty.
+std::pair<Value, Value> getIntegerExtremes(OpBuilder &b, Location loc,
+                                           Value tensor);
+/// Checks at run time that every element of the integer tensor `indices`
+/// lies in [-dim, dim) (`allowNegative`) or [0, dim); `what` names the
+/// values in the message ("index", "axis").
+void checkIndexRange(OpBuilder &b, Location loc, Operation *op, Value indices,
+                     Value dim, bool allowNegative, StringRef what);
+/// `index` made non-negative against `dim` and clamped into [0, dim - 1]:
+/// an out-of-range index (reported by its check) still reads or writes
+/// inside the tensor. Needs dim > 0 (see guardEmptyAxes).
+Value clampIndex(OpBuilder &b, Location loc, Value index, Value dim);
+/// checkIndexRange for index tuples (GatherND, ScatterND): component j of
+/// the last dimension of `indices` against `dims[j]`.
+void checkIndexTuples(OpBuilder &b, Location loc, Operation *op, Value indices,
+                      ArrayRef<Value> dims);
+/// A guardEmptyAxes fallback: a `type` tensor of zeros.
+inline auto zeroFilled(RankedTensorType type, ArrayRef<OpFoldResult> sizes) {
+  return [=](OpBuilder &b, Location l) -> Value {
+    return filledTensor(b, l, type, sizes,
+                        constantScalar(b, l, type.getElementType(), 0));
+  };
+}
+/// `build()`, or `fallback()` when one of `axes` of `tensor` is empty at
+/// run time (then no index is valid, the check fails, and nothing may be
+/// read or written). Axes of a static size > 0 need no test.
+Value guardEmptyAxes(OpBuilder &b, Location loc, Value tensor,
+                     ArrayRef<int64_t> axes,
+                     function_ref<Value(OpBuilder &, Location)> build,
+                     function_ref<Value(OpBuilder &, Location)> fallback);
 
 /// A tensor of `type` (dynamic sizes from `sizes`) whose elements are
 /// computed from their position: a linalg.generic without inputs over a

@@ -271,6 +271,9 @@ struct ReduceOpLowering : public OpConversionPattern<OpTy> {
     };
 
     if (!hasCompileTimeAxes(op.getAxes())) {
+      checkIndexRange(rewriter, loc, op, adaptor.getAxes(),
+                      rewriter.create<arith::ConstantIndexOp>(loc, rank),
+                      /*allowNegative=*/true, "axis");
       rewriter.replaceOp(op, reduceOverRuntimeAxes(rewriter, loc, input,
                                                    adaptor.getAxes(), attrs,
                                                    resultType, acc, isUnsigned,

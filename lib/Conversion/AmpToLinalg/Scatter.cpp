@@ -58,6 +58,11 @@ Value loopNest(
   return loop.getResult(0);
 }
 
+/// A guardEmptyAxes fallback: the data as it is.
+auto unchanged(Value data) {
+  return [=](OpBuilder &, Location) { return data; };
+}
+
 struct ScatterNDOpLowering : public OpConversionPattern<ScatterNDOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -82,26 +87,35 @@ struct ScatterNDOpLowering : public OpConversionPattern<ScatterNDOp> {
     SmallVector<Value> sliceSizes(dataDims.begin() + k, dataDims.end());
     SmallVector<Value> allSizes(loopSizes);
     allSizes.append(sliceSizes);
-    Value result = loopNest(
-        rewriter, loc, allSizes, data,
-        [&](OpBuilder &b, Location l, ValueRange ivs, Value current) {
-          ValueRange outer = ivs.take_front(q - 1);
-          ValueRange inner = ivs.drop_front(q - 1);
-          SmallVector<Value> at;
-          for (int64_t j = 0; j < k; ++j) {
-            SmallVector<Value> position(outer);
-            position.push_back(cIndex(b, l, j));
-            at.push_back(readIndex(b, l, indices, position, dataDims[j]));
-          }
-          at.append(inner.begin(), inner.end());
-          Value update = b.create<tensor::ExtractOp>(l, updates, ivs);
-          if (reduction != "none") {
-            Value old = b.create<tensor::ExtractOp>(l, current, at);
-            update = combine(b, l, reduction, old, update);
-          }
-          return b.create<tensor::InsertOp>(l, update, current, at).getResult();
-        });
-    rewriter.replaceOp(op, result);
+    checkIndexTuples(rewriter, loc, op, indices,
+                     ArrayRef<Value>(dataDims).take_front(k));
+    SmallVector<int64_t> indexedAxes;
+    for (int64_t j = 0; j < k; ++j)
+      indexedAxes.push_back(j);
+    auto scatter = [&](OpBuilder &nb, Location nl) -> Value {
+      return loopNest(
+          nb, nl, allSizes, data,
+          [&](OpBuilder &b, Location l, ValueRange ivs, Value current) {
+            ValueRange outer = ivs.take_front(q - 1);
+            ValueRange inner = ivs.drop_front(q - 1);
+            SmallVector<Value> at;
+            for (int64_t j = 0; j < k; ++j) {
+              SmallVector<Value> position(outer);
+              position.push_back(cIndex(b, l, j));
+              at.push_back(readIndex(b, l, indices, position, dataDims[j]));
+            }
+            at.append(inner.begin(), inner.end());
+            Value update = b.create<tensor::ExtractOp>(l, updates, ivs);
+            if (reduction != "none") {
+              Value old = b.create<tensor::ExtractOp>(l, current, at);
+              update = combine(b, l, reduction, old, update);
+            }
+            return b.create<tensor::InsertOp>(l, update, current, at)
+                .getResult();
+          });
+    };
+    rewriter.replaceOp(op, guardEmptyAxes(rewriter, loc, data, indexedAxes,
+                                          scatter, unchanged(data)));
     return success();
   }
 };
@@ -122,19 +136,25 @@ struct ScatterElementsOpLowering
     for (int64_t i = 0; i < rank; ++i)
       sizes.push_back(rewriter.create<tensor::DimOp>(loc, indices, i));
     Value axisDim = rewriter.create<tensor::DimOp>(loc, data, axis);
-    Value result = loopNest(
-        rewriter, loc, sizes, data,
-        [&](OpBuilder &b, Location l, ValueRange ivs, Value current) {
-          SmallVector<Value> at(ivs);
-          at[axis] = readIndex(b, l, indices, ivs, axisDim);
-          Value update = b.create<tensor::ExtractOp>(l, updates, ivs);
-          if (reduction != "none") {
-            Value old = b.create<tensor::ExtractOp>(l, current, at);
-            update = combine(b, l, reduction, old, update);
-          }
-          return b.create<tensor::InsertOp>(l, update, current, at).getResult();
-        });
-    rewriter.replaceOp(op, result);
+    checkIndexRange(rewriter, loc, op, indices, axisDim,
+                    /*allowNegative=*/true, "index");
+    auto scatter = [&](OpBuilder &nb, Location nl) -> Value {
+      return loopNest(
+          nb, nl, sizes, data,
+          [&](OpBuilder &b, Location l, ValueRange ivs, Value current) {
+            SmallVector<Value> at(ivs);
+            at[axis] = readIndex(b, l, indices, ivs, axisDim);
+            Value update = b.create<tensor::ExtractOp>(l, updates, ivs);
+            if (reduction != "none") {
+              Value old = b.create<tensor::ExtractOp>(l, current, at);
+              update = combine(b, l, reduction, old, update);
+            }
+            return b.create<tensor::InsertOp>(l, update, current, at)
+                .getResult();
+          });
+    };
+    rewriter.replaceOp(op, guardEmptyAxes(rewriter, loc, data, {axis}, scatter,
+                                          unchanged(data)));
     return success();
   }
 };

@@ -1,7 +1,7 @@
 //===- CollectKernels.cpp - kernels named after the model, in one module -===//
 
 #include "amp/Conversion/LinalgToCUDA/Passes.h"
-#include "amp/Conversion/LinalgToCUDA/SourceNames.h"
+#include "amp/Dialect/Amp/IR/SourceNames.h"
 
 #include "llvm/ADT/StringSet.h"
 
@@ -11,18 +11,6 @@ namespace mlir::amp {
 } // namespace mlir::amp
 
 using namespace mlir;
-
-std::string mlir::amp::cuda::getSourceName(Location loc) {
-  std::string name;
-  loc->walk([&](Location inner) {
-    if (auto named = dyn_cast<NameLoc>(inner)) {
-      name = named.getName().str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return name;
-}
 
 namespace {
 
@@ -48,7 +36,7 @@ struct CollectKernels
         return;
       // A C identifier: letters, digits, '_'; a counter keeps it unique.
       std::string base;
-      for (char c : mlir::amp::cuda::getSourceName(launch.getLoc()))
+      for (char c : mlir::amp::getSourceName(launch.getLoc()))
         base.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
       if (base.empty())
         base = "kernel";

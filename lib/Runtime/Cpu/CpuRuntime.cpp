@@ -202,6 +202,10 @@ size_t floatsOf(const dnnl_memory_desc_t &md) {
 
 /// The compiled function running on this thread (WeightCacheOwner).
 thread_local const void *currentWeightOwner = nullptr;
+/// Where the failed checks of the code running on this thread go.
+thread_local mlir::amp::RuntimeCheckFailure *currentChecks = nullptr;
+/// Parallel loop bodies may fail checks on several threads at once.
+std::mutex checkMutex;
 
 struct Engine {
   dnnl_engine_t engine = nullptr;
@@ -854,8 +858,10 @@ extern "C" void amp_cpu_parallel_for(void (*body)(int64_t, int64_t, void *),
     return;
   }
   int64_t teams = std::min<int64_t>(threads, count);
+  mlir::amp::RuntimeCheckFailure *checks = currentChecks;
 #pragma omp parallel num_threads(teams)
   {
+    mlir::amp::RuntimeCheckScope scope(checks);
     int64_t team = omp_get_thread_num(), size = omp_get_num_threads();
     // Balanced contiguous ranges: the first count % size get one more.
     int64_t begin = count / size * team + std::min<int64_t>(team, count % size);
@@ -863,6 +869,21 @@ extern "C" void amp_cpu_parallel_for(void (*body)(int64_t, int64_t, void *),
     if (begin < end)
       body(begin, end, context);
   }
+}
+
+/// A run-time check failed (RuntimeChecks.h): the first failure of the
+/// running call is kept; the lowered op goes on with clamped indices.
+extern "C" void amp_cpu_check_failed(int64_t id, int64_t value, int64_t bound) {
+  mlir::amp::RuntimeCheckFailure *checks = currentChecks;
+  if (!checks)
+    return;
+  std::lock_guard<std::mutex> lock(checkMutex);
+  if (checks->failed)
+    return;
+  checks->failed = true;
+  checks->id = id;
+  checks->value = value;
+  checks->bound = bound;
 }
 
 /// compiler-rt's float -> bfloat16 truncation, which LLVM's x86 backend
@@ -885,6 +906,13 @@ WeightCacheOwner::WeightCacheOwner(const void *owner)
 
 WeightCacheOwner::~WeightCacheOwner() { currentWeightOwner = previous; }
 
+RuntimeCheckScope::RuntimeCheckScope(RuntimeCheckFailure *failure)
+    : previous(currentChecks) {
+  currentChecks = failure;
+}
+
+RuntimeCheckScope::~RuntimeCheckScope() { currentChecks = previous; }
+
 void releaseCachedWeights(const void *owner) {
   Engine &engine = Engine::get();
   std::lock_guard<std::mutex> lock(engine.mutex);
@@ -901,9 +929,9 @@ const RuntimeSymbol *getCpuRuntimeSymbols(unsigned &count) {
       {"amp_cpu_conv_f32", reinterpret_cast<void *>(&amp_cpu_conv_f32)},
       {"amp_cpu_conv_weight_grad_f32",
        reinterpret_cast<void *>(&amp_cpu_conv_weight_grad_f32)},
-      {"amp_cpu_parallel_for",
-       reinterpret_cast<void *>(&amp_cpu_parallel_for)},
+      {"amp_cpu_parallel_for", reinterpret_cast<void *>(&amp_cpu_parallel_for)},
       {"__truncsfbf2", reinterpret_cast<void *>(&amp_cpu_truncsfbf2)},
+      {"amp_cpu_check_failed", reinterpret_cast<void *>(&amp_cpu_check_failed)},
   };
   count = sizeof(symbols) / sizeof(symbols[0]);
   return symbols;

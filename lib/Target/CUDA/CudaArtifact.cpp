@@ -13,8 +13,8 @@
 
 #include "amp/Target/CUDA/CudaArtifact.h"
 #include "amp/Conversion/LinalgToCUDA/CudaGemm.h"
-#include "amp/Conversion/LinalgToCUDA/SourceNames.h"
 #include "amp/Conversion/LinalgToCUDA/Views.h"
+#include "amp/Dialect/Amp/IR/SourceNames.h"
 #include "amp/Runtime/FloatConversion.h"
 #include "amp_gpu/Artifact.h"
 #include "amp_gpu/MemoryPlanner.h"
@@ -170,7 +170,7 @@ private:
     range.last = std::max(range.last, step);
   }
   std::string nameOf(Operation *op) {
-    std::string name = cuda::getSourceName(op->getLoc());
+    std::string name = getSourceName(op->getLoc());
     if (name.empty()) {
       llvm::raw_string_ostream os(name);
       op->getLoc().print(os);

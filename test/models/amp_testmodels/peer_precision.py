@@ -1,22 +1,30 @@
 """A peer's low-precision error on the models of test_cpu_real_models.py.
 
     /usr/bin/python3 test/models/amp_testmodels/peer_precision.py [--models a,b]
+    ~/.cache/amp/torch-venv/bin/python test/models/amp_testmodels/peer_precision.py
 
 For each model (the same seeded weights as export_torch.py, calibrated
 BatchNorm for its ``--fp16-range`` models, and the same seeded inputs as
 the test: numpy's default_rng(0), standard normal images, token ids below
 the vocabulary), prints PyTorch's own relative L2 error
-``||y_low - y_fp32|| / ||y_fp32||`` under CPU autocast to bfloat16
-(``torch.cpu.amp.autocast``: convolutions, linear layers and matmuls in
-bf16, the rest in fp32), the peer's answer to the question the test's
-bounds ask. Torch 1.13's CPU has no fp16 convolutions or matmuls, so the
-fp16 column is derived: bf16 keeps 8 significant bits and fp16 11, so
-rounding errors scale by 2^-3 where fp16's range is not the limit
-(amp's own measurements on these models: ratios 7.7 .. 9.0).
+``||y_low - y_fp32|| / ||y_fp32||`` under CPU autocast (convolutions, linear
+layers and matmuls in the low type, the rest in fp32), the peer's answer to
+the question the test's bounds ask.
+
+- Debian's torch 1.13 (``torch.cpu.amp.autocast``) has bfloat16 only: its
+  CPU has no fp16 convolutions or matmuls, so its fp16 column is derived
+  (bf16 keeps 8 significant bits and fp16 11: rounding errors scale by 2^-3
+  where fp16's range is not the limit).
+- PyPI's torch 2.x (the Torch tests' virtual environment) autocasts the CPU
+  to float16 as well (``torch.autocast("cpu", dtype=...)``): both columns are
+  measured. Its torchvision builds the same seeded weights (the fp32 outputs'
+  norms printed as ``fp32_norm`` agree with torch 1.13's to 1e-8).
+
 For ViT, the measured output is the classification head's input (its head
 is zero-initialised, so the logits are 0; the test does the same).
 
-Prints one JSON object per line: {"model", "bf16", "f16_derived"}.
+Prints one JSON object per line: {"model", "torch", "fp32_norm", "bf16",
+"f16"} ("f16_derived" instead of "f16" under torch 1.13).
 """
 
 import argparse
@@ -71,6 +79,28 @@ def float_norm_inputs(model):
                 lambda m, args: tuple(a.float() if torch.is_tensor(a) else a for a in args))
 
 
+def cpu_autocasts_fp16():
+    """Whether this torch autocasts the CPU to float16 (2.x; not 1.13)."""
+    if not hasattr(torch, "autocast"):
+        return False
+    try:
+        with torch.autocast("cpu", dtype=torch.float16):
+            out = torch.nn.functional.conv2d(torch.ones(1, 1, 3, 3), torch.ones(1, 1, 3, 3))
+        return out.dtype == torch.float16
+    except (RuntimeError, TypeError):
+        return False
+
+
+LOW_TYPES = [("bf16", torch.bfloat16)] + ([("f16", torch.float16)]
+                                          if cpu_autocasts_fp16() else [])
+
+
+def autocast(dtype):
+    if dtype == torch.float16:
+        return torch.autocast("cpu", dtype=dtype)
+    return torch.cpu.amp.autocast(dtype=dtype)
+
+
 def relative_l2(actual, expected):
     actual, expected = actual.double(), expected.double()
     return float(torch.linalg.norm(actual - expected) / torch.linalg.norm(expected))
@@ -89,11 +119,16 @@ def main(argv=None):
         # (taken under no_grad) does not take autocast's bf16 activations in 1.13.
         with torch.enable_grad():
             reference = measured_output(name, model, inputs).float().detach()
-            with torch.cpu.amp.autocast(dtype=torch.bfloat16):
-                low = measured_output(name, model, inputs).float().detach()
-        error = relative_l2(low, reference)
-        print(json.dumps({"model": name, "bf16": float(f"{error:.3g}"),
-                          "f16_derived": float(f"{error / 8:.3g}")}), flush=True)
+            errors = {}
+            for key, dtype in LOW_TYPES:
+                with autocast(dtype):
+                    low = measured_output(name, model, inputs).float().detach()
+                errors[key] = float(f"{relative_l2(low, reference):.3g}")
+        if "f16" not in errors:
+            errors["f16_derived"] = float(f"{errors['bf16'] / 8:.3g}")
+        print(json.dumps({"model": name, "torch": torch.__version__,
+                          "fp32_norm": float(torch.linalg.norm(reference.double())),
+                          **errors}), flush=True)
     return 0
 
 

@@ -190,6 +190,25 @@ def test_program_checks_its_inputs(mlp):
     np.testing.assert_array_equal(program(x)[0], program(np.ascontiguousarray(x))[0])
 
 
+def test_run_time_check_failures_raise(tmp_path):
+    """An index out of range is an AmpError naming the node (amp-run's
+    message); the program stays usable for in-range inputs."""
+    table = np.arange(12, dtype=np.float32).reshape(6, 2)
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "ids"], ["y"], name="lookup")], "g",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])],
+        [numpy_helper.from_array(table, "table")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    program = amp_mlir.import_onnx(model).compile()
+    with pytest.raises(amp_mlir.AmpError,
+                       match=r"run-time check failed in 'main': node 'lookup' \(Gather\): "
+                             r"index 6 is outside \[-6, 6\)"):
+        program(np.array([0, 6, 1], np.int64))
+    ids = np.array([5, -6, 2], np.int64)
+    np.testing.assert_array_equal(program(ids)[0], table[ids])
+
+
 def test_mlir_text_bytecode_and_clone(mlp, tmp_path):
     module = amp_mlir.import_onnx(mlp)
     text = module.to_mlir()

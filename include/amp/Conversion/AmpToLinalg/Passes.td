@@ -41,6 +41,12 @@ def ConvertAmpToLinalg : Pass<"convert-amp-to-linalg", "::mlir::ModuleOp"> {
            "gradient (an elementwise unscale, then a max-reduction of the "
            "non-finite flags) that a GPU runs in parallel, instead of one "
            "loop per gradient that reads it once (the CPU's choice)">,
+    Option<"runtimeChecks", "runtime-checks", "bool", /*default=*/"true",
+           "Check values known only at run time (Gather/Scatter indices, "
+           "run-time Reduce axes, loss targets): a failed check calls "
+           "amp_cpu_check_failed with an id into the module's "
+           "amp_linalg.runtime_checks messages (the CPU runtime reports it). "
+           "Indices are clamped either way">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
