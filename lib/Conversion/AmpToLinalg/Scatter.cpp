@@ -58,6 +58,18 @@ Value loopNest(
   return loop.getResult(0);
 }
 
+/// `current` with updates[ivs] written at `at`, combined with the element
+/// there per the reduction.
+Value writeUpdate(OpBuilder &b, Location loc, StringRef reduction,
+                  Value updates, ValueRange ivs, Value current, ValueRange at) {
+  Value update = b.create<tensor::ExtractOp>(loc, updates, ivs);
+  if (reduction != "none") {
+    Value old = b.create<tensor::ExtractOp>(loc, current, at);
+    update = combine(b, loc, reduction, old, update);
+  }
+  return b.create<tensor::InsertOp>(loc, update, current, at).getResult();
+}
+
 /// A guardEmptyAxes fallback: the data as it is.
 auto unchanged(Value data) {
   return [=](OpBuilder &, Location) { return data; };
@@ -105,13 +117,7 @@ struct ScatterNDOpLowering : public OpConversionPattern<ScatterNDOp> {
               at.push_back(readIndex(b, l, indices, position, dataDims[j]));
             }
             at.append(inner.begin(), inner.end());
-            Value update = b.create<tensor::ExtractOp>(l, updates, ivs);
-            if (reduction != "none") {
-              Value old = b.create<tensor::ExtractOp>(l, current, at);
-              update = combine(b, l, reduction, old, update);
-            }
-            return b.create<tensor::InsertOp>(l, update, current, at)
-                .getResult();
+            return writeUpdate(b, l, reduction, updates, ivs, current, at);
           });
     };
     rewriter.replaceOp(op, guardEmptyAxes(rewriter, loc, data, indexedAxes,
@@ -144,13 +150,7 @@ struct ScatterElementsOpLowering
           [&](OpBuilder &b, Location l, ValueRange ivs, Value current) {
             SmallVector<Value> at(ivs);
             at[axis] = readIndex(b, l, indices, ivs, axisDim);
-            Value update = b.create<tensor::ExtractOp>(l, updates, ivs);
-            if (reduction != "none") {
-              Value old = b.create<tensor::ExtractOp>(l, current, at);
-              update = combine(b, l, reduction, old, update);
-            }
-            return b.create<tensor::InsertOp>(l, update, current, at)
-                .getResult();
+            return writeUpdate(b, l, reduction, updates, ivs, current, at);
           });
     };
     rewriter.replaceOp(op, guardEmptyAxes(rewriter, loc, data, {axis}, scatter,
