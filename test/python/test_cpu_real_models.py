@@ -25,10 +25,11 @@ onnxruntime's CPU provider, the independent fp32 reference.
   has to stay below 1.5x the error measured (``MIXED_MEASURED``; the
   margin covers other CPUs' kernels), and above 1e-5 (far below fp16/bf16
   rounding, far above fp32's), which shows that something did run in low
-  precision. In bf16 amp's error must also be at most 1.1x PyTorch's own
-  under CPU autocast on the same model, weights and inputs (``PEER_BF16``,
-  measured by ``amp_testmodels/peer_precision.py``); the transformers are
-  known gaps (``PEER_GAPS``).
+  precision. amp's error must also be at most 1.2x PyTorch's own under CPU
+  autocast (``torch.autocast("cpu", dtype)``, PyPI torch 2.15) on the same
+  model, weights and inputs, in fp16 and in bf16 (``PEER``, measured by
+  ``amp_testmodels/peer_precision.py``); the transformers are known gaps
+  (``PEER_GAPS``).
 - dynamic batch: every architecture is also exported with
   ``--dynamic-batch`` (``dynamic_axes`` on axis 0 of the input and output,
   traced at batch 2) and run in fp32 at batch 1 and 3 on seeded inputs, with
@@ -36,26 +37,34 @@ onnxruntime's CPU provider, the independent fp32 reference.
   failures are strict xfails (``DYNAMIC_XFAIL``).
 
 Relative L2 errors measured (seed 0, onnxruntime 1.32 CPU; 2026-12-06 in
-``MIXED_MEASURED``; torch bf16: PyTorch 1.13 CPU autocast, ``PEER_BF16``):
+``MIXED_MEASURED``; torch f16/bf16: PyTorch 2.15 CPU autocast, 2026-12-07,
+``PEER``):
 
-==================  ========  ========  ========  ==========  ========
-model               fp32 rel  fp16 rel  bf16 rel  torch bf16  max|ref|
-==================  ========  ========  ========  ==========  ========
-resnet18            4.1e-7    5.0e-4    4.0e-3    2.0e-2      5.9
-resnet50            4.5e-7    6.5e-4    5.2e-3    3.0e-2      111
-mobilenet_v2 [1]    4.9e-6    1.2e-2    9.3e-2    1.6e-1      0.46
-mobilenet_v3_small  1.2e-6    2.5e-3    2.2e-2    6.2e-2      3.1e-2
-efficientnet_b0     2.5e-6    5.5e-3    5.4e-2    1.6e-1      0.86
-regnet_y_400mf      3.4e-7    4.6e-4    3.9e-3    5.7e-3      7.6e-2
-densenet121         3.5e-7    6.1e-4    5.2e-3    1.5e-2      3.2
-squeezenet1_0       2.6e-7    6.8e-4    4.3e-3    1.0e-2      0.87
-shufflenet_v2_x1_0  4.9e-8    2.4e-4    1.5e-3    1.5e-3      3.1e-2
-convnext_tiny       7.7e-7    9.1e-4    7.0e-3    1.1e-2      2.5
-vit_b_16 [2]        1.4e-6    1.6e-3    1.3e-2    3.5e-2      3.3
-bert_encoder        2.3e-7    6.5e-4    5.2e-3    1.7e-3      3.7
-gpt2_decoder        2.4e-7    6.5e-4    5.2e-3    3.2e-3      2.3
-swin_t [3]          6.5e-7    8.6e-4    6.6e-3    7.8e-3      0.64
-==================  ========  ========  ========  ==========  ========
+==================  ========  ========  ========  =========  ==========  ========
+model               fp32 rel  fp16 rel  bf16 rel  torch f16  torch bf16  max|ref|
+==================  ========  ========  ========  =========  ==========  ========
+resnet18            4.1e-7    5.0e-4    4.0e-3    5.0e-4     4.0e-3      5.9
+resnet50            4.5e-7    6.5e-4    5.2e-3    6.9e-4     5.4e-3      111
+mobilenet_v2 [1]    4.9e-6    1.2e-2    9.3e-2    1.6e-2     1.1e-1      0.46
+mobilenet_v3_small  1.2e-6    2.5e-3    2.2e-2    3.2e-3     3.2e-2      3.1e-2
+efficientnet_b0     2.5e-6    5.5e-3    5.4e-2    6.2e-3     5.7e-2      0.86
+regnet_y_400mf      3.4e-7    4.6e-4    3.9e-3    4.9e-4     3.8e-3      7.6e-2
+densenet121         3.5e-7    6.1e-4    5.2e-3    6.2e-4     5.3e-3      3.2
+squeezenet1_0       2.6e-7    6.8e-4    4.3e-3    6.8e-4     4.2e-3      0.87
+shufflenet_v2_x1_0  4.9e-8    2.4e-4    1.5e-3    2.4e-4     1.5e-3      3.1e-2
+convnext_tiny       7.7e-7    9.1e-4    7.0e-3    8.3e-4     7.1e-3      2.5
+vit_b_16 [2]        1.4e-6    1.6e-3    1.3e-2    1.2e-3     9.8e-3      3.3
+bert_encoder        2.3e-7    6.5e-4    5.2e-3    1.7e-4     1.4e-3      3.7
+gpt2_decoder        2.4e-7    6.5e-4    5.2e-3    3.9e-4     3.1e-3      2.3
+swin_t [3]          6.5e-7    8.6e-4    6.6e-3    7.7e-4     5.8e-3      0.64
+==================  ========  ========  ========  =========  ==========  ========
+
+On the ten CNNs amp's error is at most PyTorch's or within 3% of it, but
+ConvNeXt fp16 (1.12x: amp 9.3e-4 on the AVX512 machine of the peer
+measurement); Swin is within 1.15x; ViT (1.3-1.45x), GPT-2 (1.7x) and
+BERT (3.8x) are known gaps.
+Torch 1.13's CPU autocast (bf16 only) gave 1.1-5x larger errors on the
+CNNs (resnet18 2.0e-2, mobilenet_v2 0.16) and 1.7e-3 on BERT.
 
 [1] With torchvision's random initialisation the activations of
 mobilenet_v2, mobilenet_v3_small and efficientnet_b0 shrink layer by layer
@@ -165,25 +174,44 @@ MIXED_MARGIN = 1.5
 MIXED_BOUNDS = {name: tuple(MIXED_MARGIN * e for e in errors)
                 for name, errors in MIXED_MEASURED.items()}
 # PyTorch's own error on the same models, weights and inputs under CPU
-# autocast to bfloat16 (test/models/amp_testmodels/peer_precision.py, torch
-# 1.13, 2026-12-06): amp's bf16 error must not exceed it by more than
-# PEER_MARGIN. Torch 1.13's CPU has no fp16 convolutions or matmuls, so
-# fp16 has no peer run here.
-PEER_BF16 = {
-    "resnet18": 2.02e-2, "resnet50": 3.05e-2, "mobilenet_v2": 0.163,
-    "mobilenet_v3_small": 6.17e-2, "efficientnet_b0": 0.159, "regnet_y_400mf": 5.73e-3,
-    "densenet121": 1.50e-2, "squeezenet1_0": 1.02e-2, "shufflenet_v2_x1_0": 1.50e-3,
-    "convnext_tiny": 1.07e-2, "vit_b_16": 3.51e-2, "swin_t": 7.82e-3,
-    "bert_encoder": 1.66e-3, "gpt2_decoder": 3.16e-3,
+# autocast (test/models/amp_testmodels/peer_precision.py in the Torch tests'
+# virtual environment: PyPI torch 2.15, torch.autocast("cpu", dtype), with
+# gradients enabled; 2026-12-07): amp's error must not exceed it by more
+# than PEER_MARGIN.
+PEER = {
+    "f16": {
+        "resnet18": 0.000504, "resnet50": 0.000689, "mobilenet_v2": 0.0161,
+        "mobilenet_v3_small": 0.00325, "efficientnet_b0": 0.00623, "regnet_y_400mf": 0.000489,
+        "densenet121": 0.000621, "squeezenet1_0": 0.00068, "shufflenet_v2_x1_0": 0.00024,
+        "convnext_tiny": 0.00083, "vit_b_16": 0.00117, "swin_t": 0.000768,
+        "bert_encoder": 0.00017, "gpt2_decoder": 0.000388},
+    "bf16": {
+        "resnet18": 0.00401, "resnet50": 0.00536, "mobilenet_v2": 0.108,
+        "mobilenet_v3_small": 0.032, "efficientnet_b0": 0.0568, "regnet_y_400mf": 0.00376,
+        "densenet121": 0.00529, "squeezenet1_0": 0.00424, "shufflenet_v2_x1_0": 0.0015,
+        "convnext_tiny": 0.00709, "vit_b_16": 0.00979, "swin_t": 0.00583,
+        "bert_encoder": 0.00138, "gpt2_decoder": 0.00312},
 }
-PEER_MARGIN = 1.1
-# Known gaps, not analysed yet: on the two transformers amp's bf16 error is
-# 3.1x and 1.7x PyTorch's (a likely cause: autocast runs only matmuls in
-# bf16 and adds their bf16 results to fp32 residuals, in fp32, while
-# amp's policy also keeps elementwise ops between them in bf16). Strict
-# xfails: a fix shows as XPASS.
-PEER_GAPS = {"bert_encoder": "amp bf16 5.2e-3 vs torch autocast 1.7e-3 (3.1x)",
-             "gpt2_decoder": "amp bf16 5.2e-3 vs torch autocast 3.2e-3 (1.7x)"}
+# The peer was measured on one CPU (AMD EPYC, AVX512-BF16); amp's own
+# errors differ by up to 9% between that machine and the AVX2 one of
+# MIXED_MEASURED (swin_t f16 7.8e-4 vs 8.6e-4), since oneDNN picks other
+# kernels. The margin covers that: amp within 1.2x of PyTorch.
+PEER_MARGIN = 1.2
+# Known gaps: on three transformers amp's error is clearly above PyTorch's
+# (Swin and ConvNeXt are within the margin: 1.15x and 1.12x at most). A likely cause: autocast runs only the matmuls in low precision
+# and adds their results to the fp32 residual stream in fp32 (LayerNorm,
+# Softmax and GELU in fp32 too), while amp's policy keeps the elementwise
+# ops between GEMMs in the low type and rounds after each. On BERT, amp's
+# own linalg-level autocast (GEMM accumulators kept fp32 for their
+# consumers) reaches 1.7e-3 in bf16. Strict xfails: a fix shows as XPASS.
+PEER_GAPS = {
+    ("vit_b_16", "f16"): "amp 0.0016 vs torch autocast 0.0012 (1.4x)",
+    ("vit_b_16", "bf16"): "amp 0.013 vs torch autocast 0.0098 (1.3x)",
+    ("bert_encoder", "f16"): "amp 0.00065 vs torch autocast 0.00017 (3.8x)",
+    ("bert_encoder", "bf16"): "amp 0.0052 vs torch autocast 0.0014 (3.7x)",
+    ("gpt2_decoder", "f16"): "amp 0.00065 vs torch autocast 0.00039 (1.7x)",
+    ("gpt2_decoder", "bf16"): "amp 0.0052 vs torch autocast 0.0031 (1.7x)",
+}
 AMP_TYPES = {"f16": 0, "bf16": 1}  # index into MIXED_BOUNDS entries
 # The ViT head is zero-initialised: expose its input as a "features" output.
 EXPOSE_FEATURES = {"vit_b_16"}
@@ -598,20 +626,24 @@ def test_linalg_level_autocast(amp_opt, amp_run, cases, tmp_path, name, amp_type
 
 
 def peer_params():
-    return [pytest.param(name, marks=[pytest.mark.xfail(reason=PEER_GAPS[name], strict=True)]
-                         if name in PEER_GAPS else []) for name in FP32_MODELS]
+    return [pytest.param(name, amp_type,
+                         marks=[pytest.mark.xfail(reason=PEER_GAPS[(name, amp_type)],
+                                                  strict=True)]
+                         if (name, amp_type) in PEER_GAPS else [])
+            for name in FP32_MODELS for amp_type in AMP_TYPES]
 
 
-@pytest.mark.parametrize("name", peer_params())
-def test_bf16_not_worse_than_pytorch_autocast(name):
-    """amp's bf16 error (measured by test_mixed_precision_error above, which
-    runs first) is at most PEER_MARGIN x PyTorch's CPU-autocast bf16 error on
-    the same model, weights and inputs."""
-    entry = RESULTS.get(name, {}).get("bf16")
-    assert isinstance(entry, dict), f"{name}: no bf16 measurement ({entry})"
-    assert entry["rel"] <= PEER_MARGIN * PEER_BF16[name], (
-        f"{name}: amp bf16 relative L2 {entry['rel']:.3g} > {PEER_MARGIN} x torch autocast "
-        f"{PEER_BF16[name]:.3g}")
+@pytest.mark.parametrize("name,amp_type", peer_params())
+def test_not_worse_than_pytorch_autocast(name, amp_type):
+    """amp's fp16/bf16 error (measured by test_mixed_precision_error above,
+    which runs first) is at most PEER_MARGIN x PyTorch's CPU-autocast error in
+    the same type on the same model, weights and inputs."""
+    entry = RESULTS.get(name, {}).get(amp_type)
+    assert isinstance(entry, dict), f"{name}: no {amp_type} measurement ({entry})"
+    peer = PEER[amp_type][name]
+    assert entry["rel"] <= PEER_MARGIN * peer, (
+        f"{name}: amp {amp_type} relative L2 {entry['rel']:.3g} > {PEER_MARGIN} x torch "
+        f"autocast {peer:.3g}")
 
 
 @pytest.mark.parametrize("name,batch", dynamic_params(FP32_MODELS, DYNAMIC_BATCHES))
