@@ -54,6 +54,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 import tempfile
 
 import onnx
@@ -200,7 +201,13 @@ def classify(stderr, stdout, mode="fp32"):
 
 
 def run_case(amp_run, key, case, mode):
-    """Returns (key, :class:`Outcome`)."""
+    """Returns (key, :class:`Outcome`, seconds)."""
+    start = time.monotonic()
+    key, outcome = _run_case(amp_run, key, case, mode)
+    return key, outcome, time.monotonic() - start
+
+
+def _run_case(amp_run, key, case, mode):
     model, inputs, outputs = case
     settings = MODES[mode]
     command = [amp_run, model, *settings["flags"],
@@ -357,14 +364,20 @@ def compare_results(mode, results, expected, check_stale=True):
     return problems
 
 
-def run_mode(amp_run, cases, mode, jobs, expected, check_stale=True):
-    """Run ``cases``; return (results, problems) (see :func:`compare_results`)."""
-    results = {}
+def run_mode(amp_run, cases, mode, jobs, expected, check_stale=True, durations=0):
+    """Run ``cases``; return (results, problems) (see :func:`compare_results`).
+    With ``durations``, prints the slowest that many cases and the total."""
+    results, seconds = {}, {}
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         futures = [pool.submit(run_case, amp_run, k, c, mode) for k, c in cases.items()]
         for future in concurrent.futures.as_completed(futures):
-            key, outcome = future.result()
+            key, outcome, seconds[key] = future.result()
             results[key] = outcome
+    if durations:
+        print(f"[{mode}] {sum(seconds.values()):.0f} s in amp-run over {len(seconds)} cases; "
+              f"slowest:")
+        for key in sorted(seconds, key=seconds.get, reverse=True)[:durations]:
+            print(f"[{mode}]   {seconds[key]:7.2f} s  {key}")
     return results, compare_results(mode, results, expected, check_stale)
 
 
@@ -442,6 +455,8 @@ def main(argv=None):
                         help="rewrite the lists of the modes run from this run's failures")
     parser.add_argument("--markdown")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--durations", type=int, default=0, metavar="N",
+                        help="print the N slowest cases of each mode")
     parser.add_argument("--filter", help="only tests whose key contains this text "
                         "(list entries of other tests are then not checked)")
     parser.add_argument("--allow-missing-debian", action="store_true",
@@ -485,7 +500,8 @@ def main(argv=None):
                 print(f"[{mode}] the old list does not parse ({error}); not compared")
                 expected = {}
             results, problems = run_mode(args.amp_run, cases, mode, args.jobs, expected,
-                                         check_stale=not args.filter)
+                                         check_stale=not args.filter,
+                                         durations=args.durations)
             all_results[mode] = results
             print(f"[{mode}] {summary_line(mode, results, skipped)}")
             print(f"[{mode}] {len(problems)} not as listed")

@@ -32,7 +32,8 @@ onnxruntime's CPU provider, the independent fp32 reference.
   (``PEER_GAPS``).
 - dynamic batch: every architecture is also exported with
   ``--dynamic-batch`` (``dynamic_axes`` on axis 0 of the input and output,
-  traced at batch 2) and run in fp32 at batch 1 and 3 on seeded inputs, with
+  traced at batch 2) and run in fp32 at batch 3 on seeded inputs (and at
+  batch 1 for ``DYNAMIC_BATCH1_MODELS``), with
   the fp32 checks above and outputs of the input's batch size. Known amp
   failures are strict xfails (``DYNAMIC_XFAIL``).
 
@@ -125,6 +126,12 @@ OPSET = 17
 # Exported with --fp16-range (BatchNorm statistics calibrated, see export_torch.py).
 FP16_RANGE_MODELS = ("mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0")
 DYNAMIC_BATCHES = (1, 3)
+# Batch 3 (not the export's batch) runs for every model; batch 1 for one model
+# of each family with its own dynamic-shape code (pooling/flatten, depthwise
+# convolutions, attention with a dynamic sequence of reshapes), which keeps
+# the test command within its time budget (the other models' batch-1 runs
+# took 5 minutes of the CI's 45 and found nothing batch 3 did not).
+DYNAMIC_BATCH1_MODELS = ("squeezenet1_0", "mobilenet_v3_small", "bert_encoder", "gpt2_decoder")
 
 FP32_RTOL, FP32_ATOL = 1e-3, 1e-5  # atol per unit of the outputs' magnitude
 FP32_REL_L2 = 1e-4  # scale-free fp32 bound (measured <= 5.3e-6)
@@ -245,6 +252,8 @@ def dynamic_params(names, batches):
     params = []
     for name in names:
         for batch in batches:
+            if batch == 1 and name not in DYNAMIC_BATCH1_MODELS:
+                continue
             reason = DYNAMIC_XFAIL.get((name, batch))
             marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
             params.append(pytest.param(name, batch, marks=marks, id=f"{name}-batch{batch}"))
@@ -543,6 +552,12 @@ LINALG_FLOP_POINTS = 5.0
 # squeeze CNN, both transformers; the other nine would add ~2.5 minutes).
 LINALG_BF16_MODELS = ("resnet18", "mobilenet_v3_small", "squeezenet1_0", "bert_encoder",
                       "gpt2_decoder")
+# The linalg-level f16 runs leave out the four largest programs (ViT-B/16,
+# Swin-T, DenseNet-121, ResNet-50: 2.5 of the CI's 45 minutes), whose op
+# kinds the others cover (attention and windows: BERT, GPT-2, ConvNeXt;
+# concatenations: SqueezeNet, ShuffleNet; bottlenecks: RegNet, EfficientNet).
+LINALG_F16_MODELS = tuple(name for name in FP32_MODELS
+                          if name not in ("vit_b_16", "swin_t", "densenet121", "resnet50"))
 
 
 def autocast_report(amp_opt_path, source, pipeline, report, output, *flags):
@@ -557,7 +572,7 @@ def autocast_report(amp_opt_path, source, pipeline, report, output, *flags):
         return json.load(f)["summary"]
 
 
-@pytest.mark.parametrize("name,amp_type", [(name, "f16") for name in FP32_MODELS] +
+@pytest.mark.parametrize("name,amp_type", [(name, "f16") for name in LINALG_F16_MODELS] +
                          [(name, "bf16") for name in LINALG_BF16_MODELS])
 def test_linalg_level_autocast(amp_opt, amp_run, cases, tmp_path, name, amp_type):
     """The fp32 program lowered by convert-amp-to-linalg, autocast at the
@@ -648,7 +663,7 @@ def test_not_worse_than_pytorch_autocast(name, amp_type):
 
 @pytest.mark.parametrize("name,batch", dynamic_params(FP32_MODELS, DYNAMIC_BATCHES))
 def test_dynamic_batch_matches_onnxruntime(amp_run, dynamic_cases, tmp_path, name, batch):
-    """The export with a dynamic batch axis runs at batch 1 and 3 and matches
+    """The export with a dynamic batch axis runs at batch 3 (and 1) and matches
     onnxruntime fp32 as the static export does (--compare-to, numpy, relative
     L2 error), with outputs of the input's batch size."""
     case = dynamic_cases(name, batch)
