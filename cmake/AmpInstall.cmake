@@ -17,9 +17,10 @@ install(DIRECTORY ${PROJECT_BINARY_DIR}/include/amp
   PATTERN "CMakeFiles" EXCLUDE)
 
 # add_mlir_library puts every amp library into the MLIRTargets export set;
-# the host runtime and the .ampgpu format library (plain add_library) join
+# the host runtime, the .ampgpu format library and the CUDA emulation's
+# executor (plain add_library) join
 # it here, with the artifact format's headers.
-install(TARGETS AmpRuntime AmpGpuFormat EXPORT MLIRTargets
+install(TARGETS AmpRuntime AmpGpuFormat AmpGpuHost EXPORT MLIRTargets
   ARCHIVE DESTINATION lib${LLVM_LIBDIR_SUFFIX} COMPONENT amp-libraries)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/cuda/include/
   DESTINATION include COMPONENT amp-headers FILES_MATCHING PATTERN "*.h")

@@ -212,6 +212,41 @@ static llvm::StringMap<const void *> externalizeWeights(ModuleOp module) {
   return symbols;
 }
 
+/// An entry's signature (`amp.name`s, tensor types), read before lowering.
+FailureOr<std::unique_ptr<CpuFunction>>
+CpuProgram::makeFunction(func::FuncOp entry) {
+  auto name = [](DictionaryAttr attrs, unsigned i, StringRef fallback) {
+    if (attrs)
+      if (auto n = attrs.getAs<StringAttr>("amp.name"))
+        return n.str();
+    return (fallback + Twine(i)).str();
+  };
+  auto function = std::make_unique<CpuFunction>();
+  function->name = entry.getSymName().str();
+  for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    if (!tensorType || !toHostElementType(tensorType.getElementType())) {
+      entry.emitError("entry argument ") << i << " is not a ranked tensor";
+      return failure();
+    }
+    function->inputs.push_back(
+        {name(entry.getArgAttrDict(i), i, "input_"), tensorType});
+  }
+  for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    if (!tensorType || !toHostElementType(tensorType.getElementType())) {
+      entry.emitError("entry result ") << i << " is not a ranked tensor";
+      return failure();
+    }
+    function->outputs.push_back(
+        {name(entry.getResultAttrDict(i), i, "output_"), tensorType});
+    function->resultTypes.push_back(
+        {*toHostElementType(tensorType.getElementType()),
+         tensorType.getRank()});
+  }
+  return function;
+}
+
 CpuProgram::CpuProgram() = default;
 CpuProgram::~CpuProgram() {
   // Its weights' memory may hold another program's weights next.
@@ -245,39 +280,13 @@ CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath,
     entryFuncs.push_back(entry);
   }
   std::unique_ptr<CpuProgram> program(new CpuProgram());
-  auto name = [](DictionaryAttr attrs, unsigned i, StringRef fallback) {
-    if (attrs)
-      if (auto n = attrs.getAs<StringAttr>("amp.name"))
-        return n.str();
-    return (fallback + Twine(i)).str();
-  };
   for (func::FuncOp entry : entryFuncs) {
-    auto function = std::make_unique<CpuFunction>();
-    function->name = entry.getSymName().str();
-    for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
-      auto tensorType = dyn_cast<RankedTensorType>(type);
-      if (!tensorType || !toHostElementType(tensorType.getElementType())) {
-        entry.emitError("entry argument ") << i << " is not a ranked tensor";
-        return failure();
-      }
-      function->inputs.push_back(
-          {name(entry.getArgAttrDict(i), i, "input_"), tensorType});
-    }
-    for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {
-      auto tensorType = dyn_cast<RankedTensorType>(type);
-      if (!tensorType || !toHostElementType(tensorType.getElementType())) {
-        entry.emitError("entry result ") << i << " is not a ranked tensor";
-        return failure();
-      }
-      function->outputs.push_back(
-          {name(entry.getResultAttrDict(i), i, "output_"), tensorType});
-      function->resultTypes.push_back(
-          {*toHostElementType(tensorType.getElementType()),
-           tensorType.getRank()});
-    }
+    FailureOr<std::unique_ptr<CpuFunction>> function = makeFunction(entry);
+    if (failed(function))
+      return failure();
     entry->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                    UnitAttr::get(&context));
-    program->functions.push_back(std::move(function));
+    program->functions.push_back(std::move(*function));
   }
 
   PassManager lower(&context);
@@ -306,6 +315,50 @@ CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath,
     output->keep();
   }
 
+  FailureOr<std::unique_ptr<JitCode>> jit = jitCompile(module);
+  if (failed(jit))
+    return failure();
+  program->jit = std::move(*jit);
+  // ORC compiles on first lookup: do it here so that compiling includes
+  // code generation and a missing symbol is reported before running.
+  for (auto &function : program->functions) {
+    FailureOr<void (*)(void **)> entryFn =
+        program->jit->lookupPacked(module, "_mlir_ciface_" + function->name);
+    if (failed(entryFn))
+      return failure();
+    function->function = *entryFn;
+  }
+  return program;
+}
+
+FailureOr<std::unique_ptr<CpuProgram>>
+CpuProgram::wrap(func::FuncOp entry, ExternalRun run,
+                 std::shared_ptr<void> owner) {
+  FailureOr<std::unique_ptr<CpuFunction>> function = makeFunction(entry);
+  if (failed(function))
+    return failure();
+  (*function)->external = std::move(run);
+  std::unique_ptr<CpuProgram> program(new CpuProgram());
+  program->functions.push_back(std::move(*function));
+  program->owner = std::move(owner);
+  return program;
+}
+
+JitCode::~JitCode() = default;
+
+FailureOr<void (*)(void **)> JitCode::lookupPacked(ModuleOp module,
+                                                   StringRef name) const {
+  auto entryFn = engine->lookupPacked(name);
+  if (!entryFn)
+    return module.emitError("JIT compilation failed: ")
+               << llvm::toString(entryFn.takeError()),
+           failure();
+  return *entryFn;
+}
+
+FailureOr<std::unique_ptr<JitCode>>
+mlir::amp::execution::jitCompile(ModuleOp module) {
+  auto jit = std::make_unique<JitCode>();
   // JIT compilation; weights stay in the MLIR context.
   llvm::StringMap<const void *> weights = externalizeWeights(module);
   // The optimizer gets the host's target machine: without it, LLVM's cost
@@ -320,13 +373,13 @@ CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath,
     return module.emitError("cannot create the host target machine: ")
                << llvm::toString(host.takeError()),
            failure();
-  program->targetMachine = std::move(*host);
+  jit->targetMachine = std::move(*host);
   // ExecutionEngineOptions::transformer is a function_ref: the callable it
   // refers to must outlive ExecutionEngine::create (AddressSanitizer found
   // a temporary here).
   capFullUnrolling();
   std::function<llvm::Error(llvm::Module *)> optimize =
-      makeOptimizingTransformer(3, 0, program->targetMachine.get());
+      makeOptimizingTransformer(3, 0, jit->targetMachine.get());
   ExecutionEngineOptions options;
   options.transformer = optimize;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
@@ -338,8 +391,8 @@ CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath,
     return module.emitError("JIT compilation failed: ")
                << llvm::toString(engine.takeError()),
            failure();
-  program->engine = std::move(*engine);
-  program->engine->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
+  jit->engine = std::move(*engine);
+  jit->engine->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap map;
     unsigned count;
     const RuntimeSymbol *symbols = getCpuRuntimeSymbols(count);
@@ -357,18 +410,7 @@ CpuProgram::compile(ModuleOp module, StringRef dumpLoweredPath,
         llvm::JITSymbolFlags::Exported};
     return map;
   });
-  // ORC compiles on first lookup: do it here so that compiling includes
-  // code generation and a missing symbol is reported before running.
-  for (auto &function : program->functions) {
-    auto entryFn =
-        program->engine->lookupPacked("_mlir_ciface_" + function->name);
-    if (!entryFn)
-      return module.emitError("JIT compilation failed: ")
-                 << llvm::toString(entryFn.takeError()),
-             failure();
-    function->function = *entryFn;
-  }
-  return program;
+  return jit;
 }
 
 //===----------------------------------------------------------------------===//
@@ -423,6 +465,8 @@ Tensor CpuFunction::makeRandomInput(unsigned index, std::mt19937_64 &rng) const 
 // runs (see WeightCacheOwner); ~CpuProgram releases them.
 llvm::Error CpuFunction::run(const std::vector<Tensor> &args,
                              std::vector<Tensor> &results) const {
+  if (external)
+    return external(args, results);
   WeightCacheOwner owner(this);
   RuntimeCheckFailure failure;
   {
@@ -434,6 +478,8 @@ llvm::Error CpuFunction::run(const std::vector<Tensor> &args,
 
 llvm::Error CpuFunction::runConsuming(std::vector<Tensor> &&args,
                                       std::vector<Tensor> &results) const {
+  if (external)
+    return external(args, results);
   WeightCacheOwner owner(this);
   RuntimeCheckFailure failure;
   {

@@ -12,18 +12,19 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/Dialect/Amp/Gradients/GradientModels.h"
 #include "amp/Execution/CheckNumerics.h"
 #include "amp/Execution/CpuProgram.h"
+#include "amp/Execution/CudaEmulation.h"
 #include "amp/Execution/Passes.h"
 #include "amp/Execution/TrainLoop.h"
-#include "amp/Dialect/Amp/Gradients/GradientModels.h"
+#include "amp/Pipelines/Pipelines.h"
 #include "common/AutocastCLOptions.h"
 #include "common/CheckNumericsCLOptions.h"
+#include "common/CudaTargetCLOptions.h"
 #include "common/ModelLimitsCLOptions.h"
 #include "common/TrainCLOptions.h"
 #include "common/TrainLoopCLOptions.h"
-#include "amp/Pipelines/Pipelines.h"
-#include "common/CudaTargetCLOptions.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -296,8 +297,23 @@ int main(int argc, char **argv) {
   std::vector<std::string> entries;
   if (!entryName.empty())
     entries.push_back(entryName);
-  auto program = CpuProgram::compile(**module, dumpLowered, entries,
-                                     amp::getCudaEmulationCLOption());
+  // --amp-cuda-emulate: the CUDA artifact itself, its kernels compiled
+  // for the CPU (inference; training emulates the kernels as loops).
+  FailureOr<std::unique_ptr<CpuProgram>> program = failure();
+  if (amp::getCudaEmulationCLOption()) {
+    if (!dumpLowered.empty()) {
+      llvm::errs() << "error: --dump-llvm-dialect writes the CPU program; "
+                      "--amp-cuda-emulate runs the CUDA artifact (see "
+                      "amp-opt --amp-target=cuda)\n";
+      return 1;
+    }
+    amp::CudaArtifactOptions cuda = amp::getCudaTargetCLOptions();
+    if (!entryName.empty())
+      cuda.entry = entryName;
+    program = compileCudaEmulation(**module, cuda);
+  } else {
+    program = CpuProgram::compile(**module, dumpLowered, entries);
+  }
   if (failed(program))
     return 1;
   std::unique_ptr<CpuProgram> reference;

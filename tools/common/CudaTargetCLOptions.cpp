@@ -26,9 +26,11 @@ struct CudaTargetCLOptions {
       /*spellings=*/{}, /*prefix=*/"amp-cuda-"};
   cl::opt<bool> emulate{
       "amp-cuda-emulate",
-      cl::desc("amp-run: run the CUDA lowering's kernels as CPU loops (each "
-               "launch's blocks and threads), to test the CUDA backend on a "
-               "machine without a GPU"),
+      cl::desc("amp-run: run the CUDA artifact on the CPU (its memory plan, "
+               "GEMM settings, copies and kernel parameters; the kernels "
+               "compiled for the CPU as loops over their blocks and "
+               "threads), to test the CUDA backend on a machine without a "
+               "GPU (--train: the kernels as loops in the CPU program)"),
       cl::init(false), cl::cat(category)};
 };
 } // namespace

@@ -103,6 +103,9 @@ public:
 
 private:
   friend class CpuProgram;
+  /// Runs instead of JIT code (CpuProgram::wrap).
+  std::function<llvm::Error(const std::vector<Tensor> &, std::vector<Tensor> &)>
+      external;
   llvm::Error checkFailure(const RuntimeCheckFailure &failure) const;
   std::string name;
   SmallVector<TensorSignature> inputs, outputs;
@@ -112,10 +115,33 @@ private:
   const std::vector<std::string> *checkMessages = nullptr;
 };
 
+/// An LLVM-dialect module JIT-compiled with the CPU backend's settings:
+/// the host's target machine (so that LLVM vectorises), O3, the CPU
+/// runtime's symbols and the module's weights bound in place.
+struct JitCode {
+  ~JitCode();
+  /// The packed entry point (`void(void **)`) of function `name`.
+  FailureOr<void (*)(void **)> lookupPacked(ModuleOp module,
+                                            StringRef name) const;
+  /// The host, for the optimizer's cost model (outlives `engine`).
+  std::unique_ptr<llvm::TargetMachine> targetMachine;
+  std::unique_ptr<ExecutionEngine> engine;
+};
+FailureOr<std::unique_ptr<JitCode>> jitCompile(ModuleOp module);
+
 /// A JIT-compiled amp program: one or more entry functions of a module.
 class CpuProgram {
 public:
   ~CpuProgram();
+
+  /// Runs an entry's calls, as `run` would, on prepared inputs.
+  using ExternalRun = std::function<llvm::Error(const std::vector<Tensor> &,
+                                                std::vector<Tensor> &)>;
+  /// A program whose one function has `entry`'s signature (read as
+  /// `compile` reads it) and runs through `run` instead of JIT code: the
+  /// CUDA emulation's artifact. `owner` lives as long as the program.
+  static FailureOr<std::unique_ptr<CpuProgram>>
+  wrap(func::FuncOp entry, ExternalRun run, std::shared_ptr<void> owner);
 
   /// Lowers `module` (in place) with the CPU pipeline and JIT-compiles the
   /// functions `entries` (default: the entry, see findEntry).
@@ -152,13 +178,15 @@ public:
 
 private:
   CpuProgram();
+  static FailureOr<std::unique_ptr<CpuFunction>>
+  makeFunction(func::FuncOp entry);
 
   std::vector<std::unique_ptr<CpuFunction>> functions;
   /// The messages of the run-time checks the lowering added, by id.
   std::vector<std::string> checkMessages;
-  /// The host, for the optimizer's cost model (outlives `engine`).
-  std::unique_ptr<llvm::TargetMachine> targetMachine;
-  std::unique_ptr<ExecutionEngine> engine;
+  std::unique_ptr<JitCode> jit;
+  /// What a wrapped program's function needs (wrap).
+  std::shared_ptr<void> owner;
 };
 
 /// How an output compares with its reference.

@@ -98,6 +98,13 @@ struct CudaLoweringOptions {
   void bind(OptionsBinder &binder);
 };
 
+/// amp -> linalg -> bufferized buffers; linalg ops -> gpu.launch or
+/// cuBLASLt GEMMs -> kernels outlined into one gpu.module (@amp_kernels) of
+/// gpu.funcs: the first half of buildCudaLoweringPipeline, where the CUDA
+/// emulation (amp-run --amp-cuda-emulate) compiles the kernels for the CPU.
+void buildCudaKernelPipeline(OpPassManager &pm,
+                             const CudaLoweringOptions &options);
+
 /// amp -> linalg -> bufferized buffers; linalg ops -> gpu.launch (one
 /// thread per point of the parallel iteration space) or cuBLASLt GEMMs ->
 /// outlined kernels -> NVVM -> PTX in gpu.binary ops. The host function

@@ -64,11 +64,16 @@ void mlir::amp::buildCudaEmulationPipeline(OpPassManager &pm,
   buildCpuBuffersToLLVMPipeline(pm);
 }
 
-void mlir::amp::buildCudaLoweringPipeline(OpPassManager &pm,
-                                          const CudaLoweringOptions &options) {
+void mlir::amp::buildCudaKernelPipeline(OpPassManager &pm,
+                                        const CudaLoweringOptions &options) {
   buildCudaLaunchPipeline(pm, options);
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createAmpCollectKernels());
+}
+
+void mlir::amp::buildCudaLoweringPipeline(OpPassManager &pm,
+                                          const CudaLoweringOptions &options) {
+  buildCudaKernelPipeline(pm, options);
 
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;

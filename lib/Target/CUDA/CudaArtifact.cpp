@@ -412,6 +412,15 @@ LogicalResult ScheduleBuilder::addCopy(memref::CopyOp copy) {
 
 /// One PTX module per gpu.binary, plus its cubin (ptxas) when asked for.
 LogicalResult ScheduleBuilder::addModules() {
+  if (options.hostKernels) {
+    for (auto kernels : module.getOps<gpu::GPUModuleOp>()) {
+      binaryModules[kernels.getSymName().str()] = {
+          uint32_t(artifact->modules.size())};
+      artifact->modules.push_back(
+          {gpuformat::ModuleFormat::Host, "host", std::string()});
+    }
+    return success();
+  }
   std::string ptxas;
   if (options.cubin) {
     SmallString<256> candidate(options.lowering.toolkitPath);
@@ -575,6 +584,18 @@ LogicalResult ScheduleBuilder::build(gpuformat::Artifact &result) {
 LogicalResult
 mlir::amp::compileToCudaArtifact(ModuleOp module, StringRef path,
                                  const CudaArtifactOptions &options) {
+  gpuformat::Artifact artifact;
+  if (failed(buildCudaArtifact(module, options, artifact)))
+    return failure();
+  std::string error;
+  if (!gpuformat::writeArtifact(path.str(), artifact, error))
+    return module.emitError(error);
+  return success();
+}
+
+LogicalResult mlir::amp::buildCudaArtifact(ModuleOp module,
+                                           const CudaArtifactOptions &options,
+                                           gpuformat::Artifact &artifact) {
   auto entry = module.lookupSymbol<func::FuncOp>(options.entry);
   if (!entry)
     return module.emitError("no function @")
@@ -597,23 +618,20 @@ mlir::amp::compileToCudaArtifact(ModuleOp module, StringRef path,
       entry.getNumResults(),
       [&](unsigned i) { return entry.getResultAttrDict(i); }, "output_");
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  buildCudaLoweringPipeline(pm, options.lowering);
+  if (options.hostKernels)
+    buildCudaKernelPipeline(pm, options.lowering);
+  else
+    buildCudaLoweringPipeline(pm, options.lowering);
   if (failed(pm.run(module)))
     return failure();
   entry = module.lookupSymbol<func::FuncOp>(options.entry);
   if (!entry)
     return module.emitError("the lowering removed @") << options.entry;
-  gpuformat::Artifact artifact;
   artifact.producer = "amp-opt";
   artifact.source = options.source;
-  if (failed(ScheduleBuilder(module, entry, options, std::move(inputNames),
-                             std::move(outputNames))
-                 .build(artifact)))
-    return failure();
-  std::string error;
-  if (!gpuformat::writeArtifact(path.str(), artifact, error))
-    return module.emitError(error);
-  return success();
+  return ScheduleBuilder(module, entry, options, std::move(inputNames),
+                         std::move(outputNames))
+      .build(artifact);
 }
 
 void mlir::amp::CudaArtifactOptions::bind(OptionsBinder &binder) {

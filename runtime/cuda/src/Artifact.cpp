@@ -574,6 +574,11 @@ bool readArtifact(const std::string &path, Artifact &artifact,
 
 bool writeArtifact(const std::string &path, const Artifact &artifact,
                    std::string &error) {
+  for (const Module &module : artifact.modules)
+    if (module.format == ModuleFormat::Host) {
+      error = "'" + path + "': an emulation's host kernels cannot be written";
+      return false;
+    }
   std::string bytes = serializeArtifact(artifact);
   std::string temporary = path + ".tmp";
   {
@@ -673,7 +678,8 @@ struct Checker {
       return false;
     for (size_t i = 0; i < a.modules.size(); ++i)
       if (a.modules[i].format != ModuleFormat::Cubin &&
-          a.modules[i].format != ModuleFormat::Ptx)
+          a.modules[i].format != ModuleFormat::Ptx &&
+          a.modules[i].format != ModuleFormat::Host)
         return fail("module " + std::to_string(i) + ": unknown format");
     for (const Kernel &k : a.kernels) {
       if (k.modules.empty())
@@ -799,7 +805,10 @@ std::string describeArtifact(const Artifact &a) {
     os << "output '" << t.name << "': " << dtypeName(t.dtype)
        << shapeString(t.shape) << " at " << refString(t.ref) << "\n";
   for (const Module &m : a.modules)
-    os << "module " << (m.format == ModuleFormat::Cubin ? "cubin" : "ptx")
+    os << "module "
+       << (m.format == ModuleFormat::Cubin ? "cubin"
+           : m.format == ModuleFormat::Ptx ? "ptx"
+                                           : "host")
        << " " << m.arch << ": " << m.bytes.size() << " bytes\n";
   for (size_t i = 0; i < a.steps.size(); ++i) {
     const Step &s = a.steps[i];

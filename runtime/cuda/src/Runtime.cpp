@@ -8,8 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "amp/Runtime/FloatConversion.h"
 #include "amp_gpu/Artifact.h"
+#include "amp_gpu/GemmPlan.h"
+#include "amp_gpu/HostExecutor.h"
 #include "amp_gpu/amp_gpu.h"
 
 #include <cublasLt.h>
@@ -163,24 +164,7 @@ bool AmpProgram::loadRandomWeights() {
     const Buffer &b = artifact.buffers[i];
     if (b.kind != BufferKind::Random)
       continue;
-    uint64_t state = b.seed;
-    uint64_t count = b.size / dtypeSize(b.dtype);
-    char *out = host.data() + offsets[i];
-    for (uint64_t j = 0; j < count; ++j) {
-      uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-      z ^= z >> 31;
-      float value = (float(z >> 40) / float(1 << 24) * 2 - 1) * b.scale;
-      if (b.dtype == DType::F32) {
-        std::memcpy(out + 4 * j, &value, 4);
-      } else {
-        uint16_t bits = b.dtype == DType::F16
-                            ? amp_runtime::floatToHalfBits(value)
-                            : amp_runtime::floatToBFloat16Bits(value);
-        std::memcpy(out + 2 * j, &bits, 2);
-      }
-    }
+    fillRandomBuffer(b, host.data() + offsets[i]);
     bases[i] = random + offsets[i];
   }
   return cudaOk(cudaMemcpy(random, host.data(), total, cudaMemcpyHostToDevice),
@@ -260,9 +244,11 @@ bool AmpProgram::prepareGemm(const Step &step) {
   call.alpha64 = g.alpha;
   call.beta64 = g.beta;
   // Row-major C = A B is column-major C^T = B^T A^T: B's memory is the
-  // first operand, A's the second, and no data moves.
-  cublasOperation_t opX = g.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasOperation_t opY = g.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  // first operand, A's the second, and no data moves (planGemm; the CUDA
+  // emulation runs the same plan on the host).
+  ColumnMajorGemm plan = planGemm(g);
+  cublasOperation_t opX = plan.transX ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opY = plan.transY ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasComputeType_t compute =
       call.f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
   cudaDataType_t scale = call.f64 ? CUDA_R_64F : CUDA_R_32F;
@@ -275,13 +261,12 @@ bool AmpProgram::prepareGemm(const Step &step) {
                     call.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opY, sizeof(opY)),
                 what))
     return false;
-  auto layout = [&](cublasLtMatrixLayout_t &out, DType type, int64_t rows,
-                    int64_t cols, int64_t ld, int64_t stride) {
-    int32_t batch = int32_t(g.batch);
-    int64_t strideElements = stride;
-    return cublasOk(
-               cublasLtMatrixLayoutCreate(&out, cudaType(type), rows, cols, ld),
-               what + " layout") &&
+  auto layout = [&](cublasLtMatrixLayout_t &out, const MatrixLayout &m) {
+    int32_t batch = int32_t(plan.batch);
+    int64_t strideElements = m.batchStride;
+    return cublasOk(cublasLtMatrixLayoutCreate(&out, cudaType(m.type), m.rows,
+                                               m.cols, m.ld),
+                    what + " layout") &&
            cublasOk(cublasLtMatrixLayoutSetAttribute(
                         out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
                         sizeof(batch)),
@@ -291,12 +276,8 @@ bool AmpProgram::prepareGemm(const Step &step) {
                         &strideElements, sizeof(strideElements)),
                     what);
   };
-  // Column-major shapes of the stored matrices.
-  int64_t xRows = g.transB ? g.k : g.n, xCols = g.transB ? g.n : g.k;
-  int64_t yRows = g.transA ? g.m : g.k, yCols = g.transA ? g.k : g.m;
-  if (!layout(call.a, g.bType, xRows, xCols, g.ldb, g.strideB) ||
-      !layout(call.b, g.aType, yRows, yCols, g.lda, g.strideA) ||
-      !layout(call.c, g.cType, g.n, g.m, g.ldc, g.strideC))
+  if (!layout(call.a, plan.x) || !layout(call.b, plan.y) ||
+      !layout(call.c, plan.out))
     return false;
   cublasLtMatmulPreference_t preference;
   size_t workspace = kWorkspaceBytes;
@@ -319,9 +300,9 @@ bool AmpProgram::prepareGemm(const Step &step) {
     return false;
   }
   call.algo = result.algo;
-  call.x = address(g.b);
-  call.y = address(g.a);
-  call.out = address(g.c);
+  call.x = address(plan.xRef);
+  call.y = address(plan.yRef);
+  call.out = address(plan.outRef);
   gemmCalls.push_back(call);
   callOf.push_back(int(gemmCalls.size()) - 1);
   return true;

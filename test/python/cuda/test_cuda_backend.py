@@ -6,9 +6,11 @@ bf16 for some), whose listing (``amp-run-gpu --describe``, no GPU needed)
 must show its GEMMs as cuBLASLt calls with fp16/bf16 operands and fp32
 accumulation. The kernels cannot run without a GPU, so the CUDA lowering is
 also checked through its CPU emulation: ``amp-run --amp-cuda-emulate`` runs
-exactly the loops the kernels run (each launch's blocks and threads, the
-reordered reductions, the narrowed GEMM operands, the folded fills) through
-the CPU backend; its outputs must match the plain CPU path's (the same
+the artifact itself (its memory plan in a NaN-filled arena, its GEMMs with
+the settings the runtime gives cuBLASLt, its copies and kernel parameters)
+with the kernels compiled for the CPU (each launch's blocks and threads, the
+reordered reductions, the narrowed GEMM operands, the folded fills); its
+outputs must match the plain CPU path's (the same
 fp16 program, summed in another order: relative L2 error below 2e-3) and
 onnxruntime's fp32 results within the fp16 bound of the model.
 
@@ -168,8 +170,10 @@ def test_artifact_lists_cublaslt_gemms(amp_opt, models, tmp_path, name, amp_type
 
 @pytest.mark.parametrize("name,amp_type", CASES, ids=[f"{n}-{t}" for n, t in CASES])
 def test_compile_and_emulate(amp_opt, amp_run, models, tmp_path, name, amp_type):
-    """The artifact compiles (no CUDA toolkit or GPU needed); the emulated
-    kernels compute what the CPU path computes and match onnxruntime."""
+    """The artifact compiles (no CUDA toolkit or GPU needed); the artifact
+    run on the CPU computes what the CPU path computes (so its memory plan,
+    GEMM settings and kernel parameters are right: a GEMM's beta set to 1,
+    or overlapping arena buffers, fail here) and matches onnxruntime."""
     source = models(name)
     artifact = tmp_path / f"{name}.ampgpu"
     run([amp_opt.path, source, "--amp-target=cuda", f"--amp-type={amp_type}",
@@ -194,6 +198,30 @@ def test_compile_and_emulate(amp_opt, amp_run, models, tmp_path, name, amp_type)
         bound = F16_BOUND[name] * (8 if amp_type == "bf16" else 1)
         if np.linalg.norm(want) > 1e-6:
             assert rel_l2(emulated, want) < bound, (file, rel_l2(emulated, want))
+
+
+def test_emulation_errors(amp_run, models, tmp_path):
+    """What the emulation cannot run is a clean error (exit 1, no outputs):
+    a dynamic batch (the CUDA target needs static shapes), and asking for
+    the CPU program's LLVM dialect, which the emulation does not build."""
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["n", 4])
+    y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["n", 4])
+    graph = onnx.helper.make_graph([onnx.helper.make_node("Relu", ["x"], ["y"], name="r")],
+                                   "dynamic", [x], [y])
+    dynamic = tmp_path / "dynamic.onnx"
+    onnx.save(onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)]),
+              dynamic)
+    cases = [([dynamic, "--random-inputs"], "static"),
+             ([models("mlp"), "--random-inputs", "--dump-llvm-dialect", tmp_path / "l.mlir"],
+              "--dump-llvm-dialect writes the CPU program")]
+    for args, message in cases:
+        out = tmp_path / "out"
+        proc = subprocess.run([amp_run, *map(str, args), "--amp-cuda-emulate",
+                               "--output-dir", str(out)],
+                              capture_output=True, text=True, timeout=TIMEOUT)
+        assert proc.returncode == 1, (args, proc.returncode, proc.stderr)
+        assert message in proc.stderr, (args, proc.stderr)
+        assert not out.exists()
 
 
 def gpu_available(runner, artifact):

@@ -19,6 +19,10 @@
 #include <functional>
 #include <string>
 
+namespace amp_gpu {
+struct Artifact;
+} // namespace amp_gpu
+
 namespace mlir::amp {
 
 struct CudaArtifactOptions {
@@ -34,6 +38,10 @@ struct CudaArtifactOptions {
   /// runtime generates seeded uniform values with the same root mean
   /// square when loading. For benchmarks (small files); results differ.
   bool randomWeights = false;
+  /// Stop before NVVM: the outlined kernels stay in the module as
+  /// gpu.funcs and the artifact's kernels refer to one Host module (the
+  /// CUDA emulation compiles them for the CPU). Not a tool flag.
+  bool hostKernels = false;
 
   /// The lowering's options, then entry, no-cubin and random-weights (the
   /// tools' --amp-cuda-* flags).
@@ -46,6 +54,11 @@ struct CudaArtifactOptions {
 LogicalResult compileToCudaArtifact(ModuleOp module, StringRef path,
                                     const CudaArtifactOptions &options);
 
+/// The same, building the artifact in memory (validated) instead of
+/// writing it.
+LogicalResult buildCudaArtifact(ModuleOp module,
+                                const CudaArtifactOptions &options,
+                                amp_gpu::Artifact &artifact);
 
 } // namespace mlir::amp
 

@@ -85,7 +85,10 @@ struct TensorSignature {
   uint64_t byteSize() const;
 };
 
-enum class ModuleFormat : uint32_t { Cubin = 1, Ptx = 2 };
+/// Host: the kernels of the CUDA emulation (amp-run --amp-cuda-emulate),
+/// compiled for the CPU by the process that built the artifact in memory;
+/// the module holds no code and is never written to a file.
+enum class ModuleFormat : uint32_t { Cubin = 1, Ptx = 2, Host = 3 };
 
 struct Module {
   ModuleFormat format = ModuleFormat::Ptx;

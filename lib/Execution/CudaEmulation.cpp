@@ -1,0 +1,228 @@
+//===- CudaEmulation.cpp - the CUDA artifact run on the CPU ---------------===//
+
+#include "amp/Execution/CudaEmulation.h"
+#include "amp/Pipelines/Pipelines.h"
+
+#include "amp_gpu/Artifact.h"
+#include "amp_gpu/HostExecutor.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+using namespace mlir::amp::execution;
+
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::amp::execution::extractHostKernels(ModuleOp module) {
+  OpBuilder builder(module.getContext());
+  OwningOpRef<ModuleOp> kernels = ModuleOp::create(module.getLoc());
+  for (auto gpuModule : module.getOps<gpu::GPUModuleOp>()) {
+    for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>()) {
+      Location loc = kernel.getLoc();
+      if (!kernel.getWorkgroupAttributions().empty() ||
+          !kernel.getPrivateAttributions().empty())
+        return kernel.emitError("the CUDA emulation cannot run a kernel with "
+                                "memory attributions"),
+               failure();
+      if (!kernel.getBody().hasOneBlock())
+        return kernel.emitError("the CUDA emulation runs one-block kernels"),
+               failure();
+      SmallVector<Type> types(kernel.getArgumentTypes());
+      types.append(6, builder.getIndexType());
+      builder.setInsertionPointToEnd(kernels->getBody());
+      auto function = builder.create<func::FuncOp>(
+          loc, kernel.getName(), builder.getFunctionType(types, {}));
+      Block *entry = function.addEntryBlock();
+      builder.setInsertionPointToStart(entry);
+      Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);
+      Value one = builder.create<arith::ConstantIndexOp>(loc, 1);
+      unsigned numParams = kernel.getNumArguments();
+      Value bounds[6], ids[6];
+      for (int i = 0; i < 6; ++i)
+        bounds[i] = entry->getArgument(numParams + i);
+      // Blocks z, y, x, then threads z, y, x (as amp-gpu-launches-to-loops).
+      const int order[6] = {2, 1, 0, 5, 4, 3};
+      Operation *outermost = nullptr;
+      for (int i : order) {
+        auto loop = builder.create<scf::ForOp>(loc, zero, bounds[i], one);
+        if (!outermost)
+          outermost = loop;
+        ids[i] = loop.getInductionVar();
+        builder.setInsertionPointToStart(loop.getBody());
+      }
+      IRMapping mapping;
+      for (unsigned i = 0; i < numParams; ++i)
+        mapping.map(kernel.getArgument(i), entry->getArgument(i));
+      for (Operation &op : kernel.getBody().front().without_terminator())
+        builder.clone(op, mapping);
+      builder.setInsertionPointAfter(outermost);
+      builder.create<func::ReturnOp>(loc);
+
+      // The GPU's indices become the loops' and the launch's sizes.
+      SmallVector<Operation *> gpuOps;
+      function.walk([&](Operation *op) {
+        if (isa<gpu::GPUDialect>(op->getDialect()))
+          gpuOps.push_back(op);
+      });
+      for (Operation *op : gpuOps) {
+        Value replacement;
+        if (auto id = dyn_cast<gpu::BlockIdOp>(op))
+          replacement = ids[int(id.getDimension())];
+        else if (auto id = dyn_cast<gpu::ThreadIdOp>(op))
+          replacement = ids[3 + int(id.getDimension())];
+        else if (auto dim = dyn_cast<gpu::GridDimOp>(op))
+          replacement = bounds[int(dim.getDimension())];
+        else if (auto dim = dyn_cast<gpu::BlockDimOp>(op))
+          replacement = bounds[3 + int(dim.getDimension())];
+        else
+          return op->emitError("the CUDA emulation cannot run '")
+                     << op->getName() << "' in kernel @" << kernel.getName(),
+                 failure();
+        op->getResult(0).replaceAllUsesWith(replacement);
+        op->erase();
+      }
+    }
+  }
+  return kernels;
+}
+
+namespace {
+
+using amp_runtime::ElementType;
+
+std::optional<ElementType> toElementType(amp_gpu::DType type) {
+  using amp_gpu::DType;
+  switch (type) {
+  case DType::F32:
+    return ElementType::F32;
+  case DType::F16:
+    return ElementType::F16;
+  case DType::BF16:
+    return ElementType::BF16;
+  case DType::F64:
+    return ElementType::F64;
+  case DType::I64:
+    return ElementType::I64;
+  case DType::I32:
+    return ElementType::I32;
+  case DType::I16:
+    return ElementType::I16;
+  case DType::I8:
+    return ElementType::I8;
+  case DType::U64:
+    return ElementType::U64;
+  case DType::U32:
+    return ElementType::U32;
+  case DType::U16:
+    return ElementType::U16;
+  case DType::U8:
+    return ElementType::U8;
+  case DType::Bool:
+    return ElementType::Bool;
+  }
+  return std::nullopt;
+}
+
+/// What a compiled emulation keeps: the kernels' JIT code and the program.
+struct Emulation {
+  std::unique_ptr<JitCode> jit;
+  std::unique_ptr<amp_gpu::HostProgram> host;
+};
+
+llvm::Error runEmulation(amp_gpu::HostProgram &host,
+                         const std::vector<Tensor> &inputs,
+                         std::vector<Tensor> &results) {
+  const amp_gpu::Artifact &artifact = host.getArtifact();
+  std::vector<const void *> in;
+  for (auto [i, tensor] : llvm::enumerate(inputs)) {
+    if (i >= artifact.inputs.size() ||
+        tensor.bytes.size() != artifact.inputs[i].byteSize())
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "input " + std::to_string(i) + " holds " +
+              std::to_string(tensor.bytes.size()) +
+              " bytes; the CUDA artifact's needs " +
+              std::to_string(i < artifact.inputs.size()
+                                 ? artifact.inputs[i].byteSize()
+                                 : 0));
+    in.push_back(tensor.bytes.data());
+  }
+  results.clear();
+  std::vector<void *> out;
+  for (const amp_gpu::TensorSignature &sig : artifact.outputs) {
+    Tensor tensor;
+    tensor.elementType = *toElementType(sig.dtype);
+    tensor.shape = sig.shape;
+    tensor.bytes.resize(sig.byteSize());
+    results.push_back(std::move(tensor));
+  }
+  for (Tensor &tensor : results)
+    out.push_back(tensor.bytes.data());
+  std::string error;
+  if (!host.run(in, out, error))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the emulated CUDA artifact: " + error);
+  return llvm::Error::success();
+}
+
+} // namespace
+
+FailureOr<std::unique_ptr<CpuProgram>>
+mlir::amp::execution::compileCudaEmulation(ModuleOp module,
+                                           CudaArtifactOptions options) {
+  auto entry = module.lookupSymbol<func::FuncOp>(options.entry);
+  if (!entry)
+    return module.emitError("no function @")
+               << options.entry << " to compile for CUDA",
+           failure();
+  auto state = std::make_shared<Emulation>();
+  // The signature is read before the lowering rewrites the entry.
+  FailureOr<std::unique_ptr<CpuProgram>> program = CpuProgram::wrap(
+      entry,
+      [emulation = state.get()](const std::vector<Tensor> &inputs,
+                                std::vector<Tensor> &results) {
+        return runEmulation(*emulation->host, inputs, results);
+      },
+      state);
+  if (failed(program))
+    return failure();
+  for (const TensorSignature &sig : (*program)->getOutputs())
+    if (!sig.type.hasStaticShape())
+      return entry.emitError("the CUDA target needs static shapes; output '")
+                 << sig.name << "' is " << sig.type,
+             failure();
+
+  options.hostKernels = true;
+  amp_gpu::Artifact artifact;
+  if (failed(buildCudaArtifact(module, options, artifact)))
+    return failure();
+  FailureOr<OwningOpRef<ModuleOp>> kernels = extractHostKernels(module);
+  if (failed(kernels))
+    return failure();
+  PassManager lower(module.getContext());
+  buildCpuBuffersToLLVMPipeline(lower);
+  if (failed(lower.run(**kernels)))
+    return failure();
+  FailureOr<std::unique_ptr<JitCode>> jit = jitCompile(**kernels);
+  if (failed(jit))
+    return failure();
+  std::vector<amp_gpu::HostKernel> functions;
+  for (const amp_gpu::Kernel &kernel : artifact.kernels) {
+    FailureOr<void (*)(void **)> function =
+        (*jit)->lookupPacked(**kernels, kernel.name);
+    if (failed(function))
+      return failure();
+    functions.push_back(*function);
+  }
+  std::string error;
+  state->host = amp_gpu::HostProgram::create(std::move(artifact),
+                                             std::move(functions), error);
+  if (!state->host)
+    return module.emitError("the emulated CUDA artifact: ") << error, failure();
+  state->jit = std::move(*jit);
+  return program;
+}
