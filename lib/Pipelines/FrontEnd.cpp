@@ -19,6 +19,8 @@ void mlir::amp::buildImportCleanupPipeline(OpPassManager &pm) {
   cleanup.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
   pm.addPass(createCanonicalizerPass(cleanup));
   pm.addPass(createCSEPass());
+  // Constants in the order of first use, however they were stored.
+  pm.addPass(createAmpSortConstants());
 }
 
 using FolderFactory = std::function<std::unique_ptr<Pass>(int64_t)>;
@@ -80,7 +82,8 @@ void FrontEndOptions::bind(OptionsBinder &binder) {
 void mlir::amp::registerAmpPipelines() {
   PassPipelineRegistration<>(
       "amp-import-cleanup",
-      "Canonicalize + CSE of an imported graph (no region simplification)",
+      "Canonicalize + CSE of an imported graph (no region simplification), "
+      "then its constants in the order of first use (amp-sort-constants)",
       [](OpPassManager &pm) { buildImportCleanupPipeline(pm); });
   PassPipelineRegistration<BoundPipelineOptions<FrontEndOptions>>(
       "amp-front-end",

@@ -120,6 +120,23 @@ def AmpCastCleanup : Pass<"amp-cast-cleanup", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::amp::AmpDialect"];
 }
 
+def AmpSortConstants : Pass<"amp-sort-constants", "::mlir::ModuleOp"> {
+  let summary = "Put each block's constants first, in the order of their "
+                "first use";
+  let description = [{
+    The last step of the import cleanup. The canonicalizer hoists constants
+    to the start of their block in the order it happens to visit them, which
+    depends on where they came from (graph initializers are imported first,
+    Constant nodes and import-time folds later). This pass moves every
+    constant-like op of a block to the block's start, ordered by its first
+    use (the ops of the block and of their regions in pre-order, then the
+    operand's number; unused ones last, in their order), so that the same
+    graph prints the same IR
+    however its constants were stored: an ONNX export re-imported gives the
+    IR of the first import.
+  }];
+}
+
 def AmpDecompose : Pass<"amp-decompose", "::mlir::ModuleOp"> {
   let summary = "Replace function ops (Attention, ...) by their graphs";
   let description = [{

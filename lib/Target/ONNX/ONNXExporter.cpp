@@ -279,6 +279,8 @@ private:
     std::optional<ArrayRef<char>> deferred;
   };
   SmallVector<Initializer> initializers;
+  /// The graphs that have Constant nodes (see exportConstant).
+  llvm::SmallPtrSet<onnx::GraphProto *, 4> constantNodeGraphs;
   /// Per constant, how many of its uses were written as an attribute.
   DenseMap<Value, unsigned> attributeUses;
 };
@@ -519,7 +521,8 @@ void ONNXExporter::inputBecameAttribute(Operation *op, unsigned index) {
 }
 
 void ONNXExporter::removeUnusedInitializers() {
-  // An initializer goes when every reader took it as an attribute.
+  // An initializer (or Constant node) goes when every reader took it as an
+  // attribute.
   llvm::StringSet<> unused;
   for (auto [value, count] : attributeUses)
     if (count == static_cast<unsigned>(
@@ -527,6 +530,14 @@ void ONNXExporter::removeUnusedInitializers() {
       unused.insert(nameOf(value));
   if (unused.empty())
     return;
+  for (onnx::GraphProto *graph : constantNodeGraphs) {
+    auto *nodes = graph->mutable_node();
+    for (int i = nodes->size() - 1; i >= 0; --i)
+      if (nodes->Get(i).op_type() == "Constant" &&
+          nodes->Get(i).output_size() == 1 &&
+          unused.contains(nodes->Get(i).output(0)))
+        nodes->DeleteSubrange(i, 1);
+  }
   llvm::SmallPtrSet<onnx::GraphProto *, 4> graphs;
   for (const Initializer &init : initializers)
     graphs.insert(init.graph);
@@ -606,10 +617,13 @@ LogicalResult ONNXExporter::exportConstant(ConstantOp op,
   Type elementType = type.getElementType();
   // ConstantOfShape takes bf16 values from opset 20 on, the other types
   // amp has from opset 9 on.
+  // So is a splat of no elements, whose value an initializer could not
+  // carry (a re-import would read `dense<>`).
   if (splat && (!elementType.isBF16() || opset >= 20) &&
-      type.getNumElements() >
-          kSplatAsNodeBytes /
-              std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8)) {
+      (type.getNumElements() == 0 ||
+       type.getNumElements() >
+           kSplatAsNodeBytes /
+               std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8))) {
     std::string name = nameOf(op.getResult());
     onnx::TensorProto *shape = graph.add_initializer();
     shape->set_name(uniqueValueName(name + "_shape"));
@@ -628,6 +642,24 @@ LogicalResult ONNXExporter::exportConstant(ConstantOp op,
     auto one = RankedTensorType::get({1}, elementType);
     return fillTensor(op, DenseElementsAttr::get(one, splat.getSplatValue<Attribute>()),
                       *value.mutable_t());
+  }
+  // An inline constant of more elements than the importer reads inline
+  // from an initializer was not one (a folded value, a Constant node's):
+  // it goes back as a Constant node, whose value the importer reads inline
+  // (ONNXImportOptions::constantDenseElementsLimit), so that a re-import
+  // gives the same IR. Constant takes every element type from opset 13.
+  if (isa<DenseElementsAttr>(op.getValue()) && opset >= 13 &&
+      type.getNumElements() > ONNXImportOptions().denseElementsLimit) {
+    std::string name = nameOf(op.getResult());
+    onnx::NodeProto &node = *graph.add_node();
+    node.set_op_type("Constant");
+    node.set_name(uniqueNodeName(name));
+    node.add_output(name);
+    onnx::AttributeProto &value = *node.add_attribute();
+    value.set_name("value");
+    value.set_type(onnx::AttributeProto::TENSOR);
+    constantNodeGraphs.insert(&graph);
+    return fillTensor(op, op.getValue(), *value.mutable_t());
   }
   onnx::TensorProto *tensor = graph.add_initializer();
   tensor->set_name(nameOf(op.getResult()));

@@ -285,7 +285,8 @@ FailureOr<Attribute> ONNXImporter::convertAttribute(onnx::AttributeProto &attr,
   }
   case onnx::AttributeProto::TENSOR: {
     auto value = convertTensor(context, *attr.mutable_t(), modelDir,
-                               options.denseElementsLimit, options.limits);
+                               options.constantDenseElementsLimit,
+                               options.limits, /*inlineSplats=*/true);
     if (!value)
       return (void)ctx.fail("attribute '" + attr.name() +
                       "': " + llvm::toString(value.takeError())),

@@ -176,12 +176,10 @@ static ElementsAttr denseFromBytes(RankedTensorType type,
   return nullptr;
 }
 
-
 llvm::Expected<ElementsAttr>
 onnx_import::convertTensor(MLIRContext *context, onnx::TensorProto &tensor,
-                           llvm::StringRef modelDir,
-                           int64_t denseElementsLimit,
-                           const ModelLimits &limits) {
+                           llvm::StringRef modelDir, int64_t denseElementsLimit,
+                           const ModelLimits &limits, bool inlineSplats) {
   Type elementType = convertElementType(context, tensor.data_type());
   if (!elementType)
     return error("tensor '" + tensor.name() + "' has unsupported element "
@@ -260,6 +258,15 @@ onnx_import::convertTensor(MLIRContext *context, onnx::TensorProto &tensor,
     bytes = llvm::ArrayRef<char>(packed.data(), packed.size());
   }
 
+  if (useResource && inlineSplats && !bytes.empty()) {
+    bool splat = true;
+    for (size_t i = elementBytes; splat && i < bytes.size(); i += elementBytes)
+      splat = std::memcmp(bytes.data(), bytes.data() + i, elementBytes) == 0;
+    if (splat) {
+      bytes = bytes.take_front(elementBytes);
+      useResource = false;
+    }
+  }
   if (!useResource) {
     ElementsAttr attr = denseFromBytes(type, bytes);
     if (!attr)

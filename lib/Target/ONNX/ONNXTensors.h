@@ -30,11 +30,12 @@ std::string dataTypeName(int32_t dataType);
 /// bytes are moved out of the proto, not copied. `modelDir` resolves
 /// external data. The declared size is checked against `limits` and
 /// against the bytes that back it before anything is allocated.
-llvm::Expected<ElementsAttr> convertTensor(MLIRContext *context,
-                                           onnx::TensorProto &tensor,
-                                           llvm::StringRef modelDir,
-                                           int64_t denseElementsLimit,
-                                           const ModelLimits &limits);
+/// With `inlineSplats`, a tensor whose elements are all the same becomes a
+/// `dense` splat whatever its size.
+llvm::Expected<ElementsAttr>
+convertTensor(MLIRContext *context, onnx::TensorProto &tensor,
+              llvm::StringRef modelDir, int64_t denseElementsLimit,
+              const ModelLimits &limits, bool inlineSplats = false);
 
 /// An error if a tensor of `count` elements of `elementBytes` bytes each
 /// exceeds `limits`' largest tensor (`what` names it in the message).

@@ -51,6 +51,12 @@ struct ONNXImportOptions {
   /// Tensors with at most this many elements become `dense` attributes;
   /// larger ones become `dense_resource` blobs.
   int64_t denseElementsLimit = 16;
+  /// Tensor attributes (Constant nodes' values) with at most this many
+  /// elements, and splats of any size, become `dense` attributes. The
+  /// writer writes an inline constant of more than `denseElementsLimit`
+  /// elements (a folded value, a Constant node's) as a Constant node, so
+  /// that a re-import gives the same IR (docs/Reliability.md).
+  int64_t constantDenseElementsLimit = 1024;
   /// Mark the constants made from graph initializers with the unit
   /// attribute `amp.initializer` (the train-step builder's parameters and
   /// buffers); the location already names them. Ops that read a marked
