@@ -206,7 +206,8 @@ run_tests() {
 SANITIZE_PYTEST=(test_amp_run.py test_import_errors.py test_import_fuzz.py
   test_fuzz_regressions.py test_constant_folding.py test_check_numerics.py
   test_external_data.py test_import_builders.py test_import_old_opsets.py
-  test_lit_roundtrip.py test_determinism.py test_demo_model.py training)
+  test_lit_roundtrip.py test_determinism.py test_demo_model.py
+  test_runtime_checks.py training)
 
 sanitize() {
   local san="${AMP_SANITIZE_BUILD_DIR:-$ROOT/build-sanitize}" status=0 start=$SECONDS
