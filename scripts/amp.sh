@@ -28,7 +28,8 @@ export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
 APT_PACKAGES=(cmake ninja-build ccache g++ llvm-19-dev libmlir-19-dev
   mlir-19-tools llvm-19-tools libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libonnx-testdata time python3-torch python3-torchvision
-  libdnnl-dev libzip-dev libzstd-dev clang-19 libclang-rt-19-dev chromium)
+  libdnnl-dev libzip-dev libzstd-dev clang-19 libclang-rt-19-dev chromium
+  libopenmpi-dev openmpi-bin)
 # onnx is pinned: the backend node tests and the operator version table
 # (lib/Target/ONNX/OnnxOpVersions.inc) come from this release.
 # pytest is pinned below 9.2: there pytest-xdist 3.8's --dist loadgroup no

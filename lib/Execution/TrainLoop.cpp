@@ -120,12 +120,18 @@ std::vector<int64_t> epochOrder(int64_t count, uint64_t seed, int64_t epoch,
 class Trainer {
 public:
   Trainer(const TrainLoopOptions &options, llvm::raw_ostream &log)
-      : options(options), log(log) {}
+      : options(options),
+        ranks(options.communicator ? options.communicator->getSize() : 1),
+        rank(options.communicator ? options.communicator->getRank() : 0),
+        log(rank == 0 ? log : llvm::nulls()) {}
   LogicalResult run(ModuleOp module);
 
 private:
   LogicalResult fail(const Twine &message) {
-    llvm::errs() << "error: " << message << "\n";
+    llvm::errs() << "error: ";
+    if (ranks > 1)
+      llvm::errs() << "rank " << rank << ": ";
+    llvm::errs() << message << "\n";
     return failure();
   }
   LogicalResult readData(MLIRContext *context, StringRef dataPath,
@@ -136,6 +142,9 @@ private:
   LogicalResult evaluate(const Tensor &data, const Tensor &labels);
 
   const TrainLoopOptions &options;
+  /// Data parallelism: this process is rank `rank` of `ranks`.
+  int ranks = 1, rank = 0;
+  /// The progress (rank 0's; the others write nothing).
   llvm::raw_ostream &log;
   /// The compiled program and its state.
   std::unique_ptr<TrainSession> session;
@@ -168,16 +177,18 @@ LogicalResult Trainer::readData(MLIRContext *context, StringRef dataPath,
                 " is larger than the data set (" + Twine(data.shape[0]) +
                 " samples in '" + dataPath + "')");
   // Shapes and types, checked on a first batch (the train step may have a
-  // static batch size; @main takes any).
+  // static batch size, one rank's share of the global batch; @main takes
+  // any).
+  int64_t shard = options.batchSize / ranks;
   std::vector<int64_t> first;
-  for (int64_t i = 0; i < std::min(data.shape[0], options.batchSize); ++i)
+  for (int64_t i = 0; i < std::min(data.shape[0], shard); ++i)
     first.push_back(i);
   const CpuFunction &fn = forEval ? *main : *step;
   unsigned inputArg = forEval ? layout.mainState.size() : layout.inputArgs[0];
   if (llvm::Error err = fn.checkInput(inputArg, gatherRows(data, first),
                                       dataPath))
     return fail(llvm::toString(std::move(err)));
-  if (data.shape[0] >= options.batchSize)
+  if (data.shape[0] >= shard)
     if (llvm::Error err = step->checkInput(
             layout.labelsArg, gatherRows(labels, first), labelsPath))
       return fail(llvm::toString(std::move(err)));
@@ -262,9 +273,24 @@ LogicalResult Trainer::run(ModuleOp module) {
       return fail("--accumulate needs @compute_gradients and "
                   "@apply_gradients (build the program with amp-opt --train "
                   "--split-step)");
+  if (ranks > 1) {
+    if (!module.lookupSymbol("compute_gradients") ||
+        !module.lookupSymbol("apply_gradients"))
+      return fail("data-parallel training needs @compute_gradients and "
+                  "@apply_gradients (build the program with amp-opt --train "
+                  "--split-step; amp-run builds it so from ONNX)");
+    if (options.batchSize % ranks != 0)
+      return fail("--batch-size " + Twine(options.batchSize) +
+                  " (the global batch) does not split evenly over " +
+                  Twine(ranks) + " ranks");
+    log << "data-parallel: " << options.communicator->describe() << ", "
+        << options.batchSize / ranks << " samples per rank per micro-batch\n";
+  }
   TrainSession::Options sessionOptions;
-  sessionOptions.split = options.accumulate > 1;
-  sessionOptions.replicaIndex = options.replicaIndex;
+  sessionOptions.split = options.accumulate > 1 || ranks > 1;
+  // Each rank draws its own Dropout masks; rank 0 a single process's.
+  sessionOptions.replicaIndex = options.replicaIndex + rank;
+  sessionOptions.communicator = ranks > 1 ? options.communicator : nullptr;
   sessionOptions.lowering = options.lowering;
   auto created = TrainSession::create(module, sessionOptions);
   if (failed(created))
@@ -298,7 +324,7 @@ LogicalResult Trainer::run(ModuleOp module) {
 
   std::unique_ptr<llvm::raw_fd_ostream> csv;
   std::string csvPartial = options.logCsv + ".partial";
-  if (!options.logCsv.empty()) {
+  if (!options.logCsv.empty() && rank == 0) {
     std::error_code ec;
     csv = std::make_unique<llvm::raw_fd_ostream>(csvPartial, ec);
     if (ec)
@@ -329,18 +355,26 @@ LogicalResult Trainer::run(ModuleOp module) {
                                     (offset + 1) * options.batchSize);
   };
   int64_t K = options.accumulate;
+  // This rank's rows of a global batch.
+  int64_t shard = options.batchSize / ranks;
+  auto shardOf = [&](std::vector<int64_t> rows) {
+    return std::vector<int64_t>(rows.begin() + rank * shard,
+                                rows.begin() + (rank + 1) * shard);
+  };
   for (int64_t n = 0; n < total; ++n, batchesDone += K) {
     double scaleIn = session->getLossScale();
     llvm::Expected<StepOutcome> stepped =
-        K == 1 ? session->step(gatherRows(data, rowsOf(batchesDone)),
-                               gatherRows(labels, rowsOf(batchesDone)), results)
-               : session->accumulatedStep(
-                     [&](int64_t k) {
-                       std::vector<int64_t> rows = rowsOf(batchesDone + k);
-                       return std::make_pair(gatherRows(data, rows),
-                                             gatherRows(labels, rows));
-                     },
-                     K, results);
+        K == 1 && ranks == 1
+            ? session->step(gatherRows(data, rowsOf(batchesDone)),
+                            gatherRows(labels, rowsOf(batchesDone)), results)
+            : session->accumulatedStep(
+                  [&](int64_t k) {
+                    std::vector<int64_t> rows =
+                        shardOf(rowsOf(batchesDone + k));
+                    return std::make_pair(gatherRows(data, rows),
+                                          gatherRows(labels, rows));
+                  },
+                  K, results);
     if (!stepped) {
       dropCsv();
       return fail("step " + Twine(n + 1) + ": " +
@@ -375,6 +409,9 @@ LogicalResult Trainer::run(ModuleOp module) {
   log << llvm::format("done: %lld steps, %lld skipped, final loss scale %g\n",
                       static_cast<long long>(total),
                       static_cast<long long>(skipped), finalScale);
+  // Every rank holds the same state: rank 0 evaluates and writes.
+  if (rank != 0)
+    return success();
   if (!options.evalData.empty() && failed(evaluate(evalData, evalLabels))) {
     dropCsv();
     return failure();
@@ -404,7 +441,14 @@ LogicalResult mlir::amp::execution::runTrainLoop(ModuleOp module,
                                                  const TrainLoopOptions &options,
                                                  llvm::raw_ostream &log) {
   Trainer trainer(options, log);
-  return trainer.run(module);
+  LogicalResult result = trainer.run(module);
+  // A failed rank must not leave the others waiting in an all-reduce.
+  if (failed(result) && options.communicator &&
+      options.communicator->getSize() > 1) {
+    llvm::errs().flush();
+    options.communicator->abort(1);
+  }
+  return result;
 }
 
 LogicalResult mlir::amp::execution::trainModel(
@@ -421,9 +465,12 @@ LogicalResult mlir::amp::execution::trainModel(
   if (isOnnx) {
     if (llvm::Error err = stepOptions.validate())
       return fail(std::move(err));
+    int ranks = loop.communicator ? loop.communicator->getSize() : 1;
+    // The step's static batch is one rank's share of the global batch.
     if (stepOptions.batchSize == 0)
-      stepOptions.batchSize = loop.batchSize;
-    if (loop.accumulate > 1)
+      stepOptions.batchSize =
+          loop.batchSize % ranks == 0 ? loop.batchSize / ranks : loop.batchSize;
+    if (loop.accumulate > 1 || ranks > 1)
       stepOptions.splitStep = true;
     stepOptions.frontEnd.foldMaxBytes = loop.limits.maxFoldBytes;
     if (stepOptions.frontEnd.runAutocast)

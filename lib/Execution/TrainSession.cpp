@@ -174,6 +174,7 @@ TrainSession::create(ModuleOp module, const Options &options) {
   std::unique_ptr<TrainSession> session(new TrainSession());
   session->layout = std::move(*layout);
   session->replicaIndex = options.replicaIndex;
+  session->communicator = options.communicator;
   auto main = module.lookupSymbol<func::FuncOp>("main");
   auto outputType = cast<RankedTensorType>(main.getResultTypes()[0]);
   auto labelsType = cast<RankedTensorType>(
@@ -283,7 +284,9 @@ llvm::Expected<StepOutcome> TrainSession::accumulatedStep(
   const CpuFunction *compute = getFunction("compute_gradients");
   const CpuFunction *apply = getFunction("apply_gradients");
   int64_t K = count;
-  Tensor gradScale = scalarTensor(static_cast<float>(scale / K));
+  int64_t ranks = communicator ? communicator->getSize() : 1;
+  // Pre-divided as PyTorch's DDP does: the sum over ranks is the mean.
+  Tensor gradScale = scalarTensor(static_cast<float>(scale / (K * ranks)));
   // Dropout masks of micro-batch k of optimizer step `step`: counter
   // step * K + k (K = 1 gives @train_step's masks).
   int64_t stepValue = 0;
@@ -324,7 +327,12 @@ llvm::Expected<StepOutcome> TrainSession::accumulatedStep(
         grads[name] = std::move(out[i]);
     }
   }
-  // One process: no other rank's overflow flag to honour.
+  double loss = lossSum / K;
+  if (ranks > 1)
+    if (llvm::Error err = allReduceStep(grads, byName, loss))
+      return std::move(err);
+  // A non-finite gradient of any rank is non-finite in the sum, which
+  // @apply_gradients checks: no overflow flag of its own to pass in.
   Tensor noFoundInf = scalarTensor(0.0f);
   args.assign(layout.apply->args.size(), Tensor());
   for (auto [i, arg] : llvm::enumerate(layout.apply->args))
@@ -344,8 +352,61 @@ llvm::Expected<StepOutcome> TrainSession::accumulatedStep(
       if (trainRole == role)
         results[j] = std::move(out[i]);
   }
-  results[layout.lossResult] = scalarTensor(static_cast<float>(lossSum / K));
+  results[layout.lossResult] = scalarTensor(static_cast<float>(loss));
   return outcomeOf(results, scale);
+}
+
+llvm::Error TrainSession::allReduceStep(llvm::StringMap<Tensor> &grads,
+                                        const llvm::StringMap<unsigned> &byName,
+                                        double &loss) {
+  // One flat buffer, in the state's order (the same on every rank): the
+  // parameters' gradients, the float buffers, the loss.
+  SmallVector<Tensor *> parts;
+  SmallVector<bool> averaged;
+  for (unsigned arg : layout.stateArgs) {
+    StringRef role = layout.argRoles[arg];
+    const std::string &name = layout.argNames[arg];
+    Tensor *tensor = nullptr;
+    if (role == "param")
+      tensor = &grads[name + ".grad"];
+    else if (role == "buffer")
+      tensor = &state[byName.lookup(name)];
+    else
+      continue;
+    if (tensor->elementType != amp_runtime::ElementType::F32) {
+      if (role == "buffer")
+        continue; // an integer counter: the same on every rank
+      return sessionError("data parallelism needs f32 gradients; '" + name +
+                          "''s are " +
+                          amp_runtime::getElementTypeName(tensor->elementType));
+    }
+    parts.push_back(tensor);
+    averaged.push_back(role == "buffer");
+  }
+  size_t total = 1;
+  for (Tensor *part : parts)
+    total += part->bytes.size() / sizeof(float);
+  std::vector<float> flat(total);
+  size_t offset = 0;
+  for (Tensor *part : parts) {
+    std::memcpy(flat.data() + offset, part->bytes.data(), part->bytes.size());
+    offset += part->bytes.size() / sizeof(float);
+  }
+  flat[offset] = static_cast<float>(loss);
+  if (llvm::Error err = communicator->allReduceSum(flat.data(), flat.size()))
+    return err;
+  float ranks = static_cast<float>(communicator->getSize());
+  offset = 0;
+  for (auto [part, average] : llvm::zip(parts, averaged)) {
+    size_t count = part->bytes.size() / sizeof(float);
+    if (average)
+      for (size_t i = 0; i < count; ++i)
+        flat[offset + i] /= ranks;
+    std::memcpy(part->bytes.data(), flat.data() + offset, part->bytes.size());
+    offset += count;
+  }
+  loss = flat[offset] / ranks;
+  return llvm::Error::success();
 }
 
 StepOutcome TrainSession::outcomeOf(const std::vector<Tensor> &results,

@@ -56,5 +56,14 @@ llvm::Expected<TrainJobOptions> mlir::amp::execution::getTrainJobCLOptions() {
   if (autocast.type.empty())
     autocast.type = "f16";
   job.step.frontEnd.autocast = autocast;
+  // Under mpirun: data-parallel training, one rank per process.
+  if (isLaunchedByMpi()) {
+    llvm::Expected<std::unique_ptr<Communicator>> world =
+        createMpiCommunicator();
+    if (!world)
+      return world.takeError();
+    job.world = std::move(*world);
+    job.loop.communicator = job.world.get();
+  }
   return job;
 }

@@ -11,6 +11,8 @@
 
 #include "amp/Execution/TrainLoop.h"
 
+#include <memory>
+
 namespace llvm::cl {
 class OptionCategory;
 } // namespace llvm::cl
@@ -26,11 +28,15 @@ llvm::cl::OptionCategory &getTrainLoopCLCategory();
 struct TrainJobOptions {
   TrainLoopOptions loop;
   training::TrainStepOptions step;
+  /// Under an MPI launcher: the ranks of a data-parallel job
+  /// (`loop.communicator` points to it).
+  std::unique_ptr<Communicator> world;
 };
 
 /// The loop flags, the training flags (common/TrainCLOptions.h), the
 /// autocast flags (no --amp-type: an fp32 step), the caps and
-/// --amp-cuda-emulate. Fails on a bad training flag.
+/// --amp-cuda-emulate; under mpirun, the MPI world. Fails on a bad
+/// training flag or when MPI cannot start.
 llvm::Expected<TrainJobOptions> getTrainJobCLOptions();
 
 } // namespace mlir::amp::execution

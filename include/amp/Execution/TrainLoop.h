@@ -9,6 +9,7 @@
 #ifndef AMP_EXECUTION_TRAINLOOP_H
 #define AMP_EXECUTION_TRAINLOOP_H
 
+#include "amp/Execution/Communicator.h"
 #include "amp/Support/OptionsBinder.h"
 #include "amp/Target/ONNX/ModelLimits.h"
 #include "amp/Training/TrainStep.h"
@@ -54,6 +55,13 @@ struct TrainLoopOptions {
   /// Another pipeline to the LLVM dialect than the CPU one (amp-run
   /// --amp-cuda-emulate: the CUDA lowering's kernels as CPU loops).
   std::function<void(OpPassManager &)> lowering;
+  /// Data parallelism (amp-run under mpirun): `batchSize` is the global
+  /// batch, split evenly over the ranks; rank r takes rows [r B/N,
+  /// (r+1) B/N) of each global batch, its Dropout replica index is r, and
+  /// rank 0 alone writes the progress, the CSV log, the state and the ONNX
+  /// export. A rank's error ends every rank (Communicator::abort). Null or
+  /// one rank: a single process.
+  Communicator *communicator = nullptr;
 
   /// The options a user gives (--data, --labels, --batch-size, ...; not
   /// the limits, the source model or the lowering), declared once for the

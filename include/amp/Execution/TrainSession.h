@@ -14,10 +14,12 @@
 #ifndef AMP_EXECUTION_TRAINSESSION_H
 #define AMP_EXECUTION_TRAINSESSION_H
 
+#include "amp/Execution/Communicator.h"
 #include "amp/Execution/CpuProgram.h"
 #include "amp/Runtime/Npz.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
 #include <functional>
@@ -71,6 +73,9 @@ public:
     bool split = false;
     /// The Dropout masks' replica index (0: a single process's masks).
     int64_t replicaIndex = 0;
+    /// Data parallelism: the ranks whose gradients each accumulatedStep
+    /// sums (null or one rank: this process alone).
+    Communicator *communicator = nullptr;
     /// Another pipeline to the LLVM dialect than the CPU one.
     std::function<void(OpPassManager &)> lowering;
   };
@@ -115,7 +120,13 @@ public:
   /// @apply_gradients: the gradients are pre-divided by `count`, the loss is
   /// the micro-batches' mean, one skip decision for the whole step, and
   /// Dropout's counter for micro-batch k is step * count + k. `results`
-  /// is in @train_step's layout. Needs canAccumulate().
+  /// is in @train_step's layout. Needs canAccumulate(). With a communicator
+  /// of N ranks, each rank runs its micro-batches with the gradients
+  /// pre-divided by count * N, then one all-reduce (one flat buffer) sums
+  /// the gradients, averages the float buffers (BatchNorm's running
+  /// statistics) and the loss, and every rank applies the same update: a
+  /// non-finite gradient on one rank is non-finite in the sum, so every
+  /// rank skips that step.
   llvm::Expected<StepOutcome> accumulatedStep(
       llvm::function_ref<std::pair<Tensor, Tensor>(int64_t)> microBatch,
       int64_t count, std::vector<Tensor> &results);
@@ -152,12 +163,18 @@ public:
 
 private:
   TrainSession() = default;
+  /// Sums the gradients over the ranks, averages the float buffers and
+  /// `loss` (one all-reduce).
+  llvm::Error allReduceStep(llvm::StringMap<Tensor> &grads,
+                            const llvm::StringMap<unsigned> &byName,
+                            double &loss);
   TrainLayout layout;
   std::unique_ptr<CpuProgram> program;
   const CpuFunction *stepFn = nullptr, *mainFn = nullptr;
   std::vector<Tensor> state;
   int64_t numClasses = 0;
   int64_t replicaIndex = 0;
+  Communicator *communicator = nullptr;
 };
 
 /// Whether a role of a training program's argument or result is part of
