@@ -10,15 +10,18 @@
 #include "amp/Training/TrainStep.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -56,6 +59,10 @@ void TrainLoopOptions::bind(OptionsBinder &b) {
           "This replica's index among data-parallel replicas: its Dropout "
           "masks differ from the others' (0: a single process's masks)"},
          replicaIndex);
+  b.bind({"rank-timeout",
+          "Data-parallel training (mpirun): end the job when no step "
+          "finishes for this many seconds (1800; 0: never)"},
+         rankTimeout);
   b.bind({"load-state", "Start from this state (.npz)"}, loadState);
   b.bind({"save-state", "Write the final state (.npz)"}, saveState);
   b.bind({"log-csv", "Per-step log (CSV)"}, logCsv);
@@ -80,6 +87,8 @@ llvm::Error TrainLoopOptions::validate() const {
     return loopError("--eval-data and --eval-labels go together");
   if (logEvery < 1)
     return loopError("--log-every must be >= 1");
+  if (rankTimeout < 0)
+    return loopError("--rank-timeout must be >= 0");
   return llvm::Error::success();
 }
 
@@ -88,6 +97,12 @@ llvm::Error TrainLoopOptions::validate() const {
 //===----------------------------------------------------------------------===//
 
 namespace {
+
+int64_t nowSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 /// Rows `rows` of `data` (samples along dimension 0).
 Tensor gatherRows(const Tensor &data, ArrayRef<int64_t> rows) {
@@ -140,6 +155,10 @@ private:
   LogicalResult loadState();
   LogicalResult saveState();
   LogicalResult evaluate(const Tensor &data, const Tensor &labels);
+  /// Data parallelism: every rank must run the same job (the same steps,
+  /// batches, data size and starting state); a difference is an error on
+  /// every rank.
+  LogicalResult checkRanksAgree(int64_t total, int64_t samples);
 
   const TrainLoopOptions &options;
   /// Data parallelism: this process is rank `rank` of `ranks`.
@@ -199,6 +218,49 @@ LogicalResult Trainer::readData(MLIRContext *context, StringRef dataPath,
         return fail("'" + labelsPath + "': label " + Twine(values[i]) +
                     " at index " + Twine(i) + " is out of range [0, " +
                     Twine(numClasses) + ")");
+  }
+  return success();
+}
+
+/// FNV-1a over the state's bytes, folded to 52 bits (exact in a double).
+static double stateDigest(const amp_runtime::NamedTensors &state) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (const auto &[name, tensor] : state) {
+    for (char c : name)
+      hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    for (char c : tensor.bytes)
+      hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+  }
+  return static_cast<double>(hash >> 12);
+}
+
+LogicalResult Trainer::checkRanksAgree(int64_t total, int64_t samples) {
+  struct Item {
+    const char *what;
+    double value;
+  };
+  const Item items[] = {
+      {"--batch-size", double(options.batchSize)},
+      {"--accumulate", double(options.accumulate)},
+      {"the number of steps", double(total)},
+      {"the number of samples", double(samples)},
+      {"the starting state (--load-state)",
+       stateDigest(session->getNamedState())},
+  };
+  for (const Item &item : items) {
+    // The largest value and the largest negated one: equal everywhere
+    // exactly when every rank has the same.
+    llvm::Expected<double> most =
+        options.communicator->allReduceMax(item.value);
+    if (!most)
+      return fail(llvm::toString(most.takeError()));
+    llvm::Expected<double> least =
+        options.communicator->allReduceMax(-item.value);
+    if (!least)
+      return fail(llvm::toString(least.takeError()));
+    if (*most != -*least)
+      return fail(Twine("the ranks disagree on ") + item.what +
+                  " (every rank must run the same job)");
   }
   return success();
 }
@@ -321,6 +383,31 @@ LogicalResult Trainer::run(ModuleOp module) {
   int64_t total = options.steps > 0
                       ? options.steps
                       : options.epochs * perEpoch / options.accumulate;
+  if (ranks > 1 && failed(checkRanksAgree(total, samples)))
+    return failure();
+  // A rank that waits in an all-reduce for one that hung would wait
+  // forever: a watchdog ends the job when no step finishes in time.
+  std::atomic<int64_t> lastProgress{nowSeconds()};
+  std::atomic<bool> finished{false};
+  std::thread watchdog;
+  if (ranks > 1 && options.rankTimeout > 0)
+    watchdog = std::thread([&] {
+      while (!finished.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        if (nowSeconds() - lastProgress.load() > options.rankTimeout) {
+          llvm::errs() << "error: rank " << rank << ": no step finished for "
+                       << options.rankTimeout
+                       << " s (another rank hung or died; --rank-timeout)\n";
+          llvm::errs().flush();
+          std::_Exit(1); // the launcher then ends the other ranks
+        }
+      }
+    });
+  auto stopWatchdog = llvm::make_scope_exit([&] {
+    finished = true;
+    if (watchdog.joinable())
+      watchdog.join();
+  });
 
   std::unique_ptr<llvm::raw_fd_ostream> csv;
   std::string csvPartial = options.logCsv + ".partial";
@@ -380,6 +467,7 @@ LogicalResult Trainer::run(ModuleOp module) {
       return fail("step " + Twine(n + 1) + ": " +
                   llvm::toString(stepped.takeError()));
     }
+    lastProgress = nowSeconds();
     StepOutcome outcome = session->outcomeOf(results, scaleIn);
     lastLoss = outcome.loss;
     bool overflow = outcome.overflow;

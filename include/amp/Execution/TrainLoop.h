@@ -43,6 +43,9 @@ struct TrainLoopOptions {
   /// Dropout masks' generator key includes it (0 draws a single process's
   /// masks).
   int64_t replicaIndex = 0;
+  /// Data parallelism: a rank that sees no step finish for this many
+  /// seconds ends the job (another rank hung or died); 0: never.
+  int64_t rankTimeout = 1800;
   std::string loadState, saveState, logCsv;
   /// Caps on the model and the data files.
   ModelLimits limits;

@@ -27,6 +27,7 @@ required: without it the tests fail.
 
 import os
 import shutil
+import signal
 import subprocess
 
 import numpy as np
@@ -187,3 +188,50 @@ def test_uneven_global_batch_is_an_error(mlp_data, amp_run, tmp_path):
     assert proc.returncode != 0
     assert "--batch-size 7 (the global batch) does not split evenly over 2 ranks" \
         in proc.stderr, proc.stderr
+
+
+def _mpmd(rank0, rank1):
+    return [_mpirun(), "-np", "1", *map(str, rank0), ":", "-np", "1", *map(str, rank1)]
+
+
+def test_ranks_must_run_the_same_job(mlp_data, amp_run, tmp_path):
+    """Different steps, or a different starting state on one rank, is an
+    error on every rank before the first step (not a hang or a silent
+    divergence)."""
+    proc = _run(_mpmd(_command(amp_run, mlp_data, tmp_path, "a", steps=5),
+                      _command(amp_run, mlp_data, tmp_path, "b", steps=3)), ok=False)
+    assert proc.returncode != 0
+    assert "the ranks disagree on the number of steps" in proc.stderr, proc.stderr
+    _run(_command(amp_run, mlp_data, tmp_path, "saved", steps=2))
+    proc = _run(_mpmd(_command(amp_run, mlp_data, tmp_path, "a", steps=2),
+                      _command(amp_run, mlp_data, tmp_path, "b", "--load-state",
+                               tmp_path / "saved.npz", steps=2)), ok=False)
+    assert proc.returncode != 0
+    assert "the ranks disagree on the starting state (--load-state)" in proc.stderr, \
+        proc.stderr
+    assert not (tmp_path / "a.npz").exists()
+
+
+def test_a_hung_rank_ends_the_job(mlp_data, amp_run, tmp_path):
+    """One rank stopped (SIGSTOP) mid-training: the other sees no step
+    finish for --rank-timeout seconds and ends the job."""
+    command = _ranks(2, _command(amp_run, mlp_data, tmp_path, "two", "--rank-timeout", "3",
+                                 "--log-every", "1", steps=1000000))
+    proc = subprocess.Popen([str(c) for c in command], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=MPI_ENV)
+    try:
+        line = proc.stdout.readline()
+        while line and not line.startswith("step 1 "):
+            line = proc.stdout.readline()
+        assert line, proc.stderr.read()
+        pids = subprocess.run(["pgrep", "-P", str(proc.pid), "-f", "amp-run"],
+                              capture_output=True, text=True).stdout.split()
+        assert len(pids) == 2, pids
+        os.kill(int(pids[1]), signal.SIGSTOP)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode != 0
+    assert "no step finished for 3 s (another rank hung or died; --rank-timeout)" in err, err

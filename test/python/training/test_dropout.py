@@ -9,9 +9,13 @@
   step, stream = the Dropout's position); ``--accumulate 2`` uses counter
   step * 2 + k per micro-batch;
 - the eval-mode ``@main`` and the exported ONNX model do not drop;
-- a Dropout whose training_mode is a graph input is a clear error.
+- a Dropout whose training_mode is a graph input is a clear error;
+- under ``mpirun -np 2`` each rank draws its own masks (replica index =
+  rank) and rank 0 a single process's.
 """
 
+import os
+import shutil
 import subprocess
 
 import numpy as np
@@ -236,6 +240,43 @@ def test_train_with_dropout_matches_reference(amp_run, dropout_data, accumulate,
         q = reference_step(q, [xd[rows]], [y[rows]],
                            [np.ones((BATCH, HIDDEN), bool)], lr)
     assert np.linalg.norm(got["fc1.weight"] - q["fc1.weight"]) > 1e-3
+
+
+def test_data_parallel_ranks_draw_their_own_masks(amp_run, dropout_data, tmp_path):
+    """mpirun -np 2: rank r's shard uses replica index r (counter step +
+    r * 2^32), so rank 0 draws a single process's masks and rank 1 others;
+    the step equals the float64 reference over both shards with those
+    masks (docs/DataParallel.md)."""
+    mpirun = shutil.which("mpirun")
+    assert mpirun, "mpirun not found: install openmpi-bin"
+    folder, params, x, y = dropout_data
+    steps, lr, shard = 3, 0.5, BATCH // 2
+    state = tmp_path / "state.npz"
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1",
+           "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+    proc = subprocess.run(
+        [mpirun, "-np", "2", amp_run, folder / "model.onnx", "--train",
+         "--amp-opt-level=0", "--optimizer=sgd", f"--lr={lr}", "--data",
+         folder / "x.npy", "--labels", folder / "y.npy", "--batch-size", str(BATCH),
+         "--steps", str(steps), "--no-shuffle", "--save-state", state],
+        capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    p = {k: v.astype(np.float64) for k, v in params.items()}
+    xd = x.astype(np.float64)
+    for step in range(steps):
+        xs, ys, masks = [], [], []
+        for rank in range(2):
+            rows = slice(step * BATCH + rank * shard, step * BATCH + (rank + 1) * shard)
+            xs.append(xd[rows])
+            ys.append(y[rows])
+            masks.append(keep_mask((shard, HIDDEN), RATIO, step + (rank << 32)))
+        assert not np.array_equal(masks[0], masks[1])
+        p = reference_step(p, xs, ys, masks, lr)
+    got = np.load(state)
+    for name, want in p.items():
+        err = np.linalg.norm(got[name] - want) / np.linalg.norm(want)
+        assert err < 1e-5, f"{name}: relative error {err}"
 
 
 def test_eval_and_export_do_not_drop(amp_opt, amp_run, dropout_data, tmp_path):
