@@ -177,6 +177,8 @@ import torch
 from torch import nn
 
 sys.path.insert(0, TEST_MODELS)
+# export_torch.py imports its sibling export_cache.py.
+sys.path.insert(0, TEST_MODELS + "/amp_testmodels")
 
 
 class ClassifierHead(nn.Module):

@@ -497,6 +497,13 @@ LogicalResult Trainer::run(ModuleOp module) {
   log << llvm::format("done: %lld steps, %lld skipped, final loss scale %g\n",
                       static_cast<long long>(total),
                       static_cast<long long>(skipped), finalScale);
+  if (ranks > 1) {
+    const TrainSession::AllReduceStats &stats = session->getAllReduceStats();
+    log << llvm::format("all-reduce: %.3f ms per step (waiting for the "
+                        "slowest rank included), %zu bytes\n",
+                        stats.calls ? 1e3 * stats.seconds / stats.calls : 0.0,
+                        stats.bytes);
+  }
   // Every rank holds the same state: rank 0 evaluates and writes.
   if (rank != 0)
     return success();

@@ -10,6 +10,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 using namespace mlir;
@@ -393,8 +394,14 @@ llvm::Error TrainSession::allReduceStep(llvm::StringMap<Tensor> &grads,
     offset += part->bytes.size() / sizeof(float);
   }
   flat[offset] = static_cast<float>(loss);
+  auto start = std::chrono::steady_clock::now();
   if (llvm::Error err = communicator->allReduceSum(flat.data(), flat.size()))
     return err;
+  allReduceStats.calls += 1;
+  allReduceStats.seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  allReduceStats.bytes = flat.size() * sizeof(float);
   float ranks = static_cast<float>(communicator->getSize());
   offset = 0;
   for (auto [part, average] : llvm::zip(parts, averaged)) {

@@ -161,6 +161,16 @@ public:
   llvm::Error exportOnnx(StringRef path, StringRef sourceModel,
                          StringRef sourceModelBytes = "") const;
 
+  /// Data parallelism: the all-reduces so far (count, seconds spent in
+  /// them, including the wait for the slowest rank, and the bytes of the
+  /// last one).
+  struct AllReduceStats {
+    int64_t calls = 0;
+    double seconds = 0;
+    size_t bytes = 0;
+  };
+  const AllReduceStats &getAllReduceStats() const { return allReduceStats; }
+
 private:
   TrainSession() = default;
   /// Sums the gradients over the ranks, averages the float buffers and
@@ -175,6 +185,7 @@ private:
   int64_t numClasses = 0;
   int64_t replicaIndex = 0;
   Communicator *communicator = nullptr;
+  AllReduceStats allReduceStats;
 };
 
 /// Whether a role of a training program's argument or result is part of
