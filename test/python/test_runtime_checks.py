@@ -192,6 +192,17 @@ def test_loss_target_that_is_not_a_class(amp_run, tmp_path):
                    "target 3 is outside [0, 3)")
 
 
+def test_loss_over_no_class(amp_run, tmp_path):
+    """Log-probabilities with 0 classes: every target is out of range and
+    nothing is read (the per-element loss is guarded)."""
+    model = make_model(
+        [helper.make_node("NegativeLogLikelihoodLoss", ["x", "t"], ["y"], name="nll")],
+        [vi("x", FLOAT, [3, "c"]), vi("t", INT64, [3])], [vi("y", FLOAT, [])])
+    proc = run_case(amp_run, tmp_path, model,
+                    {"x": np.zeros((3, 0), np.float32), "t": np.array([0, 1, 2], np.int64)})
+    expect_failure(proc, "node 'nll' (NegativeLogLikelihoodLoss)", "target 2 is outside [0, 0)")
+
+
 def test_loss_ignore_index_is_not_checked(amp_run, tmp_path):
     scores = RNG.standard_normal((4, 3)).astype(np.float32)
     labels = np.array([0, -100, 1, 2], np.int64)

@@ -37,48 +37,60 @@ Value buildNllLoss(OpBuilder &b, Location loc, Operation *op, Value logProb,
     checkIndexRange(b, loc, op, checked, classes, /*allowNegative=*/false,
                     "target");
   }
-  auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{accType, accType}, ValueRange{target},
-      ValueRange{emptyTensor(b, loc, accType, sizes),
-                 emptyTensor(b, loc, accType, sizes)},
-      SmallVector<AffineMap>(3, b.getMultiDimIdentityMap(rank)),
-      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value t = args[0];
-        Value zero = constantScalar(nb, l, acc, 0);
-        Value ignored = constantScalar(nb, l, nb.getI1Type(), 0);
-        if (ignore)
-          ignored = nb.create<arith::CmpIOp>(
-              l, arith::CmpIPredicate::eq, t,
-              constantScalar(nb, l, t.getType(), *ignore));
-        // Out-of-range targets are clamped (never read out of bounds) and
-        // reported by the check above.
-        Value index = nb.create<arith::IndexCastOp>(l, nb.getIndexType(), t);
-        Value c0 = nb.create<arith::ConstantIndexOp>(l, 0);
-        Value last = nb.create<arith::SubIOp>(
-            l, classes, nb.create<arith::ConstantIndexOp>(l, 1));
-        index = nb.create<arith::MaxSIOp>(
-            l, c0, nb.create<arith::MinSIOp>(l, index, last));
-        SmallVector<Value> at = {nb.create<linalg::IndexOp>(l, 0), index};
-        for (int64_t i = 1; i < rank; ++i)
-          at.push_back(nb.create<linalg::IndexOp>(l, i));
-        Value lp = convertScalar(
-            nb, l,
-            toComputeType(nb, l, nb.create<tensor::ExtractOp>(l, logProb, at)),
-            acc, false, false);
-        Value w = constantScalar(nb, l, acc, 1);
-        if (weight)
-          w = convertScalar(nb, l,
-                            toComputeType(nb, l,
-                                          nb.create<tensor::ExtractOp>(
-                                              l, weight, ValueRange{index})),
-                            acc, false, false);
-        w = nb.create<arith::SelectOp>(l, ignored, zero, w);
-        Value loss =
-            nb.create<arith::NegFOp>(l, nb.create<arith::MulFOp>(l, lp, w));
-        nb.create<linalg::YieldOp>(l, ValueRange{loss, w});
-      });
-  Value losses = generic.getResult(0), weights = generic.getResult(1);
+  // No class at run time: no target is valid (the check fails) and nothing
+  // may be read; the losses and weights are zeros then.
+  auto build = [&](OpBuilder &b, Location loc) -> SmallVector<Value> {
+    auto generic = b.create<linalg::GenericOp>(
+        loc, TypeRange{accType, accType}, ValueRange{target},
+        ValueRange{emptyTensor(b, loc, accType, sizes),
+                   emptyTensor(b, loc, accType, sizes)},
+        SmallVector<AffineMap>(3, b.getMultiDimIdentityMap(rank)),
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value t = args[0];
+          Value zero = constantScalar(nb, l, acc, 0);
+          Value ignored = constantScalar(nb, l, nb.getI1Type(), 0);
+          if (ignore)
+            ignored = nb.create<arith::CmpIOp>(
+                l, arith::CmpIPredicate::eq, t,
+                constantScalar(nb, l, t.getType(), *ignore));
+          // Out-of-range targets are clamped (never read out of bounds) and
+          // reported by the check above.
+          Value index = nb.create<arith::IndexCastOp>(l, nb.getIndexType(), t);
+          Value c0 = nb.create<arith::ConstantIndexOp>(l, 0);
+          Value last = nb.create<arith::SubIOp>(
+              l, classes, nb.create<arith::ConstantIndexOp>(l, 1));
+          index = nb.create<arith::MaxSIOp>(
+              l, c0, nb.create<arith::MinSIOp>(l, index, last));
+          SmallVector<Value> at = {nb.create<linalg::IndexOp>(l, 0), index};
+          for (int64_t i = 1; i < rank; ++i)
+            at.push_back(nb.create<linalg::IndexOp>(l, i));
+          Value lp = convertScalar(
+              nb, l,
+              toComputeType(nb, l,
+                            nb.create<tensor::ExtractOp>(l, logProb, at)),
+              acc, false, false);
+          Value w = constantScalar(nb, l, acc, 1);
+          if (weight)
+            w = convertScalar(nb, l,
+                              toComputeType(nb, l,
+                                            nb.create<tensor::ExtractOp>(
+                                                l, weight, ValueRange{index})),
+                              acc, false, false);
+          w = nb.create<arith::SelectOp>(l, ignored, zero, w);
+          Value loss =
+              nb.create<arith::NegFOp>(l, nb.create<arith::MulFOp>(l, lp, w));
+          nb.create<linalg::YieldOp>(l, ValueRange{loss, w});
+        });
+    return SmallVector<Value>(generic.getResults());
+  };
+  auto zeros = [&](OpBuilder &b, Location loc) -> SmallVector<Value> {
+    Value zero = zeroFilled(accType, sizes)(b, loc);
+    return {zero, zero};
+  };
+  SmallVector<Value> perElement =
+      guardEmptyAxesN(b, loc, logProb, {1}, build, zeros);
+  Value losses = perElement[0], weights = perElement[1];
   if (reduction == "none")
     return convertTensor(b, loc, losses, storage);
   SmallVector<int64_t> all;

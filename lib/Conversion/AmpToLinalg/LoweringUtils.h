@@ -217,6 +217,11 @@ Value guardEmptyAxes(OpBuilder &b, Location loc, Value tensor,
                      ArrayRef<int64_t> axes,
                      function_ref<Value(OpBuilder &, Location)> build,
                      function_ref<Value(OpBuilder &, Location)> fallback);
+/// The same for ops with several results.
+SmallVector<Value> guardEmptyAxesN(
+    OpBuilder &b, Location loc, Value tensor, ArrayRef<int64_t> axes,
+    function_ref<SmallVector<Value>(OpBuilder &, Location)> build,
+    function_ref<SmallVector<Value>(OpBuilder &, Location)> fallback);
 
 /// A tensor of `type` (dynamic sizes from `sizes`) whose elements are
 /// computed from their position: a linalg.generic without inputs over a

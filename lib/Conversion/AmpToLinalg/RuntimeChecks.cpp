@@ -185,10 +185,10 @@ Value clampIndex(OpBuilder &b, Location loc, Value index, Value dim) {
       zero);
 }
 
-Value guardEmptyAxes(OpBuilder &b, Location loc, Value tensor,
-                     ArrayRef<int64_t> axes,
-                     function_ref<Value(OpBuilder &, Location)> build,
-                     function_ref<Value(OpBuilder &, Location)> fallback) {
+SmallVector<Value> guardEmptyAxesN(
+    OpBuilder &b, Location loc, Value tensor, ArrayRef<int64_t> axes,
+    function_ref<SmallVector<Value>(OpBuilder &, Location)> build,
+    function_ref<SmallVector<Value>(OpBuilder &, Location)> fallback) {
   auto type = cast<RankedTensorType>(tensor.getType());
   Value zero, empty;
   for (int64_t axis : axes) {
@@ -205,16 +205,29 @@ Value guardEmptyAxes(OpBuilder &b, Location loc, Value tensor,
   }
   if (!empty)
     return build(b, loc);
-  return b
-      .create<scf::IfOp>(
-          loc, empty,
-          [&](OpBuilder &nb, Location l) {
-            nb.create<scf::YieldOp>(l, fallback(nb, l));
-          },
-          [&](OpBuilder &nb, Location l) {
-            nb.create<scf::YieldOp>(l, build(nb, l));
-          })
-      .getResult(0);
+  auto guard = b.create<scf::IfOp>(
+      loc, empty,
+      [&](OpBuilder &nb, Location l) {
+        nb.create<scf::YieldOp>(l, fallback(nb, l));
+      },
+      [&](OpBuilder &nb, Location l) {
+        nb.create<scf::YieldOp>(l, build(nb, l));
+      });
+  return SmallVector<Value>(guard.getResults());
+}
+
+Value guardEmptyAxes(OpBuilder &b, Location loc, Value tensor,
+                     ArrayRef<int64_t> axes,
+                     function_ref<Value(OpBuilder &, Location)> build,
+                     function_ref<Value(OpBuilder &, Location)> fallback) {
+  return guardEmptyAxesN(
+      b, loc, tensor, axes,
+      [&](OpBuilder &nb, Location l) {
+        return SmallVector<Value>{build(nb, l)};
+      },
+      [&](OpBuilder &nb, Location l) {
+        return SmallVector<Value>{fallback(nb, l)};
+      })[0];
 }
 
 } // namespace lowering

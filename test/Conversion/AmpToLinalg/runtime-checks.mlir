@@ -61,6 +61,25 @@ func.func @gather_dynamic_axis(%x: tensor<?x4xf32>, %ids: tensor<2xi64>) -> tens
 
 // -----
 
+// NegativeLogLikelihoodLoss over classes known only at run time: with no
+// class no target is valid, and nothing may be read: the per-element loss
+// runs under scf.if, the empty case yields zeros.
+// CHECK-LABEL: func.func @nll_dynamic_classes
+// CHECK: func.call @amp_cpu_check_failed
+// CHECK: %[[NONE:.+]] = arith.cmpi eq, %{{.+}}, %{{.+}} : index
+// CHECK: scf.if %[[NONE]] -> (tensor<3xf32>, tensor<3xf32>) {
+// CHECK: linalg.fill
+// CHECK: } else {
+// CHECK: linalg.generic
+// CHECK: tensor.extract %arg0
+func.func @nll_dynamic_classes(%x: tensor<3x?xf32>, %t: tensor<3xi64>) -> tensor<f32> {
+  %none = amp.none
+  %0 = amp.negative_log_likelihood_loss %x, %t, %none : (tensor<3x?xf32>, tensor<3xi64>, none) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
 // Run-time Reduce axes are checked against the rank; the message names
 // the op type when the location carries no node name.
 // CHECK: module attributes {amp_linalg.runtime_checks = ["ReduceSum: axis {value} is outside [-{bound}, {bound})"]}
