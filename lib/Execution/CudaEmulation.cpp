@@ -1,6 +1,7 @@
 //===- CudaEmulation.cpp - the CUDA artifact run on the CPU ---------------===//
 
 #include "amp/Execution/CudaEmulation.h"
+#include "amp/Conversion/LinalgToCUDA/LaunchLoops.h"
 #include "amp/Pipelines/Pipelines.h"
 
 #include "amp_gpu/Artifact.h"
@@ -38,22 +39,11 @@ mlir::amp::execution::extractHostKernels(ModuleOp module) {
           loc, kernel.getName(), builder.getFunctionType(types, {}));
       Block *entry = function.addEntryBlock();
       builder.setInsertionPointToStart(entry);
-      Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);
-      Value one = builder.create<arith::ConstantIndexOp>(loc, 1);
       unsigned numParams = kernel.getNumArguments();
-      Value bounds[6], ids[6];
+      SmallVector<Value> bounds, ids;
       for (int i = 0; i < 6; ++i)
-        bounds[i] = entry->getArgument(numParams + i);
-      // Blocks z, y, x, then threads z, y, x (as amp-gpu-launches-to-loops).
-      const int order[6] = {2, 1, 0, 5, 4, 3};
-      Operation *outermost = nullptr;
-      for (int i : order) {
-        auto loop = builder.create<scf::ForOp>(loc, zero, bounds[i], one);
-        if (!outermost)
-          outermost = loop;
-        ids[i] = loop.getInductionVar();
-        builder.setInsertionPointToStart(loop.getBody());
-      }
+        bounds.push_back(entry->getArgument(numParams + i));
+      scf::ForOp outermost = cuda::buildLaunchLoops(builder, loc, bounds, ids);
       IRMapping mapping;
       for (unsigned i = 0; i < numParams; ++i)
         mapping.map(kernel.getArgument(i), entry->getArgument(i));

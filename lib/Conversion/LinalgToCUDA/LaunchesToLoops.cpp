@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/LinalgToCUDA/CudaGemm.h"
+#include "amp/Conversion/LinalgToCUDA/LaunchLoops.h"
 #include "amp/Conversion/LinalgToCUDA/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -55,19 +56,11 @@ struct LaunchesToLoops
   void lower(IRRewriter &rewriter, gpu::LaunchOp launch) {
     Location loc = launch.getLoc();
     rewriter.setInsertionPoint(launch);
-    Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
-    Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
     Value bounds[6] = {launch.getGridSizeX(),  launch.getGridSizeY(),
                        launch.getGridSizeZ(),  launch.getBlockSizeX(),
                        launch.getBlockSizeY(), launch.getBlockSizeZ()};
-    // Blocks z, y, x, then threads z, y, x: the innermost loop is threadIdx.x.
-    const int order[6] = {2, 1, 0, 5, 4, 3};
-    Value ids[6];
-    for (int i : order) {
-      auto loop = rewriter.create<scf::ForOp>(loc, zero, bounds[i], one);
-      ids[i] = loop.getInductionVar();
-      rewriter.setInsertionPointToStart(loop.getBody());
-    }
+    SmallVector<Value> ids;
+    mlir::amp::cuda::buildLaunchLoops(rewriter, loc, bounds, ids);
     Block &body = launch.getBody().front();
     Operation *terminator = body.getTerminator();
     SmallVector<Value> arguments;
@@ -75,8 +68,12 @@ struct LaunchesToLoops
       arguments.push_back(ids[i]); // block ids, thread ids
     for (int i = 0; i < 6; ++i)
       arguments.push_back(bounds[i]); // grid and block sizes
-    while (arguments.size() < body.getNumArguments())
+    Value one;
+    while (arguments.size() < body.getNumArguments()) {
+      if (!one)
+        one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
       arguments.push_back(one); // cluster ids (unused)
+    }
     rewriter.eraseOp(terminator);
     rewriter.inlineBlockBefore(&body, rewriter.getInsertionBlock(),
                                rewriter.getInsertionPoint(), arguments);

@@ -1,10 +1,11 @@
 //===- MpiCommunicator.cpp - MPI as the data-parallel world ---------------===//
 //
 // The MPI implementation of Communicator (compiled with MPI when CMake
-// finds it: AMP_HAVE_MPI; a stub that says so otherwise). The gradients
-// travel as one flat buffer in one MPI_Allreduce per optimizer step;
-// MPI_Abort ends a job whose rank failed, so that no rank waits forever in
-// a collective. Only the tools link it (AmpMpi), not the libraries.
+// finds it: AMP_HAVE_MPI; otherwise createMpiCommunicator reports that amp
+// was built without MPI). The gradients travel as one flat buffer in one
+// MPI_Allreduce per optimizer step; MPI_Abort ends a job whose rank
+// failed, so that no rank waits forever in a collective. Only the tools
+// link it (AmpMpi), not the libraries.
 //
 //===----------------------------------------------------------------------===//
 

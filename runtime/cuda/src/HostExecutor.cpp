@@ -30,6 +30,27 @@ void amp_gpu::fillRandomBuffer(const Buffer &b, char *out) {
   }
 }
 
+std::vector<uint64_t>
+amp_gpu::packKernelParams(const Step &step, const std::vector<char *> &bases) {
+  std::vector<uint64_t> slots;
+  for (const KernelArg &arg : step.args) {
+    if (arg.kind != KernelArg::Kind::MemRef) {
+      slots.push_back(arg.bits);
+      continue;
+    }
+    uint64_t pointer =
+        reinterpret_cast<uint64_t>(bases[arg.ref.buffer] + arg.ref.byteOffset);
+    slots.push_back(pointer); // allocated
+    slots.push_back(pointer); // aligned
+    slots.push_back(static_cast<uint64_t>(arg.offset));
+    for (int64_t size : arg.sizes)
+      slots.push_back(static_cast<uint64_t>(size));
+    for (int64_t stride : arg.strides)
+      slots.push_back(static_cast<uint64_t>(stride));
+  }
+  return slots;
+}
+
 namespace {
 char *allocateAligned(uint64_t bytes) {
   uint64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
@@ -90,7 +111,8 @@ HostProgram::create(Artifact artifact, std::vector<HostKernel> kernels,
       break;
     }
   }
-  // Kernel parameters, packed as Runtime.cpp's prepareKernel packs them.
+  // Kernel parameters, packed as the CUDA runtime packs them, then the
+  // grid's and the block's sizes.
   program->storage.resize(artifact.steps.size());
   program->params.resize(artifact.steps.size());
   for (size_t i = 0; i < artifact.steps.size(); ++i) {
@@ -110,21 +132,7 @@ HostProgram::create(Artifact artifact, std::vector<HostKernel> kernels,
       return nullptr;
     }
     std::vector<uint64_t> &slots = program->storage[i];
-    for (const KernelArg &arg : step.args) {
-      if (arg.kind != KernelArg::Kind::MemRef) {
-        slots.push_back(arg.bits);
-        continue;
-      }
-      uint64_t pointer = reinterpret_cast<uint64_t>(
-          program->bases[arg.ref.buffer] + arg.ref.byteOffset);
-      slots.push_back(pointer); // allocated
-      slots.push_back(pointer); // aligned
-      slots.push_back(static_cast<uint64_t>(arg.offset));
-      for (int64_t size : arg.sizes)
-        slots.push_back(static_cast<uint64_t>(size));
-      for (int64_t stride : arg.strides)
-        slots.push_back(static_cast<uint64_t>(stride));
-    }
+    slots = packKernelParams(step, program->bases);
     for (uint32_t d : step.grid)
       slots.push_back(d);
     for (uint32_t d : step.block)

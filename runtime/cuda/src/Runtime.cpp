@@ -213,20 +213,7 @@ bool AmpProgram::prepareKernel(const Step &step) {
   call.grid = dim3(step.grid[0], step.grid[1], step.grid[2]);
   call.block = dim3(step.block[0], step.block[1], step.block[2]);
   call.shared = step.sharedBytes;
-  for (const KernelArg &arg : step.args) {
-    if (arg.kind != KernelArg::Kind::MemRef) {
-      call.storage.push_back(arg.bits);
-      continue;
-    }
-    uint64_t pointer = reinterpret_cast<uint64_t>(address(arg.ref));
-    call.storage.push_back(pointer); // allocated
-    call.storage.push_back(pointer); // aligned
-    call.storage.push_back(static_cast<uint64_t>(arg.offset));
-    for (int64_t size : arg.sizes)
-      call.storage.push_back(static_cast<uint64_t>(size));
-    for (int64_t stride : arg.strides)
-      call.storage.push_back(static_cast<uint64_t>(stride));
-  }
+  call.storage = packKernelParams(step, bases);
   for (uint64_t &slot : call.storage)
     call.params.push_back(&slot);
   kernelCalls.push_back(std::move(call));

@@ -32,6 +32,13 @@ namespace amp_gpu {
 /// and the block's x, y and z sizes as 64-bit integers.
 using HostKernel = void (*)(void **);
 
+/// A kernel step's parameters as `cudaLaunchKernel` reads them, one 64-bit
+/// slot each: a memref as allocated pointer, aligned pointer (both
+/// `bases[buffer] + byteOffset`), offset, sizes and strides; a scalar as
+/// its bit pattern.
+std::vector<uint64_t> packKernelParams(const Step &step,
+                                       const std::vector<char *> &bases);
+
 /// Fills a Random buffer's `size` bytes as the runtime does when loading
 /// (SplitMix64 from `seed`, uniform in [-scale, scale), rounded to the
 /// buffer's type).
