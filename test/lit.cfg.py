@@ -37,9 +37,29 @@ llvm_config.add_tool_substitutions([ToolSubst("amp-opt", unresolved="fatal"), To
 # every symbol at load time turns one the host tool lacks into a failed load.
 amp_plugin = os.path.join(config.amp_obj_root, "lib", "libAmpPlugin.so")
 config.substitutions.append(("%amp_plugin", amp_plugin))
+# A sanitized plugin needs the sanitizers' runtimes in the uninstrumented
+# host, loaded first (scripts/amp.sh sanitize); the host's own allocations
+# are not amp's to leak-check.
+plugin_env = "LD_BIND_NOW=1"
+if getattr(config, "amp_sanitize", ""):
+    import subprocess
+    runtimes = []
+    libraries = {"address": "libasan.so", "undefined": "libubsan.so"}
+    for sanitizer in config.amp_sanitize.split(","):
+        if sanitizer in libraries:
+            path = subprocess.run([config.cxx_compiler,
+                                   f"-print-file-name={libraries[sanitizer]}"],
+                                  capture_output=True, text=True).stdout.strip()
+            if not os.path.isabs(path):
+                lit_config.fatal(f"{libraries[sanitizer]} not found for the sanitized "
+                                 "plugin test")
+            runtimes.append(path)
+    options = os.environ.get("ASAN_OPTIONS", "")
+    plugin_env += (f" LD_PRELOAD={':'.join(runtimes)} "
+                   f"ASAN_OPTIONS={options + ':' if options else ''}detect_leaks=0")
 config.substitutions.append(
     ("%mlir-opt-amp",
-     f"env LD_BIND_NOW=1 {os.path.join(config.llvm_tools_dir, 'mlir-opt')} "
+     f"env {plugin_env} {os.path.join(config.llvm_tools_dir, 'mlir-opt')} "
      f"--load-dialect-plugin={amp_plugin} --load-pass-plugin={amp_plugin}"))
 
 # The CUDA target: the toolkit (ptxas, libdevice) makes cubins and links
