@@ -403,11 +403,13 @@ LogicalResult Trainer::run(ModuleOp module) {
         }
       }
     });
-  auto stopWatchdog = llvm::make_scope_exit([&] {
+  // Only the steps are watched: evaluation and writing may take longer.
+  auto stopWatchdog = [&] {
     finished = true;
     if (watchdog.joinable())
       watchdog.join();
-  });
+  };
+  auto stopOnReturn = llvm::make_scope_exit(stopWatchdog);
 
   std::unique_ptr<llvm::raw_fd_ostream> csv;
   std::string csvPartial = options.logCsv + ".partial";
@@ -493,6 +495,7 @@ LogicalResult Trainer::run(ModuleOp module) {
                           (n + 1) / std::max(seconds, 1e-9));
     }
   }
+  stopWatchdog();
   double finalScale = session->getLossScale();
   log << llvm::format("done: %lld steps, %lld skipped, final loss scale %g\n",
                       static_cast<long long>(total),
