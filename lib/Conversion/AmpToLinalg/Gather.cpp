@@ -74,24 +74,8 @@ struct GatherElementsOpLowering : public OpConversionPattern<GatherElementsOp> {
                     /*allowNegative=*/true, "index");
     SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, indices);
     auto gather = [&](OpBuilder &nb, Location nl) -> Value {
-      return nb
-          .create<linalg::GenericOp>(
-              nl, TypeRange{type}, ValueRange{indices},
-              ValueRange{emptyTensor(nb, nl, type, sizes)},
-              SmallVector<AffineMap>(2, nb.getMultiDimIdentityMap(rank)),
-              SmallVector<utils::IteratorType>(rank,
-                                               utils::IteratorType::parallel),
-              [&](OpBuilder &b, Location l, ValueRange args) {
-                SmallVector<Value> at;
-                for (int64_t i = 0; i < rank; ++i)
-                  at.push_back(
-                      i == axis
-                          ? clampIndex(b, l, toIndex(b, l, args[0]), axisDim)
-                          : b.create<linalg::IndexOp>(l, i).getResult());
-                b.create<linalg::YieldOp>(
-                    l, ValueRange{b.create<tensor::ExtractOp>(l, data, at)});
-              })
-          .getResult(0);
+      return gatherAlongAxis(nb, nl, data, indices, axis, type, sizes,
+                             axisDim);
     };
     rewriter.replaceOp(op, guardEmptyAxes(rewriter, loc, data, {axis}, gather,
                                           zeroFilled(type, sizes)));

@@ -652,6 +652,32 @@ Value indexValue(OpBuilder &b, Location loc, OpFoldResult size) {
   return getValueOrCreateConstantIndexOp(b, loc, size);
 }
 
+Value gatherAlongAxis(OpBuilder &b, Location loc, Value data, Value indices,
+                      int64_t axis, RankedTensorType type,
+                      ArrayRef<OpFoldResult> sizes, Value axisDim) {
+  int64_t rank = type.getRank();
+  return b
+      .create<linalg::GenericOp>(
+          loc, TypeRange{type}, ValueRange{indices},
+          ValueRange{emptyTensor(b, loc, type, sizes)},
+          SmallVector<AffineMap>(2, b.getMultiDimIdentityMap(rank)),
+          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            SmallVector<Value> at;
+            for (int64_t d = 0; d < rank; ++d) {
+              if (d != axis) {
+                at.push_back(nb.create<linalg::IndexOp>(l, d));
+                continue;
+              }
+              Value index = toIndex(nb, l, args[0]);
+              at.push_back(axisDim ? clampIndex(nb, l, index, axisDim) : index);
+            }
+            nb.create<linalg::YieldOp>(
+                l, ValueRange{nb.create<tensor::ExtractOp>(l, data, at)});
+          })
+      .getResult(0);
+}
+
 Value toIndex(OpBuilder &b, Location loc, Value integer) {
   return b.create<arith::IndexCastOp>(loc, b.getIndexType(), integer);
 }

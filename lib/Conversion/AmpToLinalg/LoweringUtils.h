@@ -171,6 +171,13 @@ Value extractScalar(OpBuilder &b, Location loc, Value tensor);
 /// against `dim` and clamped into it (clampIndex).
 Value readIndex(OpBuilder &b, Location loc, Value indices, ValueRange position,
                 Value dim);
+/// GatherElements' gather: result[p] = data[p with p[axis] = indices[p]],
+/// a `type` tensor of `indices`' shape (`sizes`). With `axisDim`, each
+/// index is clamped into [0, axisDim) (the caller checks it and guards an
+/// empty axis); without, the indices are known to be in range.
+Value gatherAlongAxis(OpBuilder &b, Location loc, Value data, Value indices,
+                      int64_t axis, RankedTensorType type,
+                      ArrayRef<OpFoldResult> sizes, Value axisDim = {});
 
 //===----------------------------------------------------------------------===//
 // Run-time checks (amp/Conversion/AmpToLinalg/RuntimeChecks.h)

@@ -118,28 +118,9 @@ struct TopKOpLowering : public OpConversionPattern<TopKOp> {
                              b.create<arith::SelectOp>(l, hit, i, args[1])});
                 })
             .getResult(0);
+    // The indices were computed here: in range.
     Value values =
-        rewriter
-            .create<linalg::GenericOp>(
-                loc, TypeRange{valuesType}, ValueRange{indices},
-                ValueRange{emptyTensor(rewriter, loc, valuesType, outSizes)},
-                SmallVector<AffineMap>(2,
-                                       rewriter.getMultiDimIdentityMap(rank)),
-                SmallVector<utils::IteratorType>(rank,
-                                                 utils::IteratorType::parallel),
-                [&](OpBuilder &b, Location l, ValueRange args) {
-                  SmallVector<Value> at;
-                  for (int64_t d = 0; d < rank; ++d)
-                    at.push_back(
-                        d == axis
-                            ? b.create<arith::IndexCastOp>(l, b.getIndexType(),
-                                                           args[0])
-                                  .getResult()
-                            : b.create<linalg::IndexOp>(l, d).getResult());
-                  b.create<linalg::YieldOp>(
-                      l, ValueRange{b.create<tensor::ExtractOp>(l, x, at)});
-                })
-            .getResult(0);
+        gatherAlongAxis(rewriter, loc, x, indices, axis, valuesType, outSizes);
     rewriter.replaceOp(op, {values, indices});
     return success();
   }
