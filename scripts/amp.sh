@@ -11,7 +11,7 @@
 #                         build amp with ASan + UBSan (build-sanitize/) and
 #                         run lit, GoogleTest and the tool-driving pytest
 #                         files on it; any sanitizer report fails (a second
-#                         build plus ~16 min of tests; not part of `test`)
+#                         build plus ~23 min of tests; not part of `test`)
 #
 # Installing needs root (apt-get, pip); without root the script prints what
 # to install and stops if something is missing.
