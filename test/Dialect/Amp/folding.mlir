@@ -47,6 +47,58 @@ func.func @arith_on_shapes() -> (tensor<2xi64>, tensor<i64>, tensor<3xi1>, tenso
 
 // -----
 
+// CHECK-LABEL: func.func @signs_comparisons_extrema
+// ONNX's expanded LayerNormalization computes the reduced shape with Neg;
+// exporters clamp indices with Max/Min and test them with Less/Not.
+func.func @signs_comparisons_extrema() -> (tensor<2xi64>, tensor<2xi64>, tensor<3xi64>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi64>, tensor<3xi64>) {
+  // CHECK-DAG: %[[NEG:.*]] = amp.constant dense<[2, -3]> : tensor<2xi64>
+  // CHECK-DAG: %[[ABS:.*]] = amp.constant dense<[2, 3]> : tensor<2xi64>
+  // CHECK-DAG: %[[SIGN:.*]] = amp.constant dense<[-1, 0, 1]> : tensor<3xi64>
+  // CHECK-DAG: %[[GT:.*]] = amp.constant dense<[false, false, true]> : tensor<3xi1>
+  // CHECK-DAG: %[[LE:.*]] = amp.constant dense<[true, true, false]> : tensor<3xi1>
+  // CHECK-DAG: %[[XOR:.*]] = amp.constant dense<true> : tensor<3xi1>
+  // CHECK-DAG: %[[MAX:.*]] = amp.constant dense<[0, 0, 4]> : tensor<3xi64>
+  // CHECK-DAG: %[[MIN:.*]] = amp.constant dense<[-4, 0, 1]> : tensor<3xi64>
+  // CHECK: return %[[NEG]], %[[ABS]], %[[SIGN]], %[[GT]], %[[LE]], %[[LE]], %[[XOR]], %[[MAX]], %[[MIN]]
+  %a = amp.constant dense<[-2, 3]> : tensor<2xi64>
+  %0 = amp.neg %a : (tensor<2xi64>) -> tensor<2xi64>
+  %1 = amp.abs %a : (tensor<2xi64>) -> tensor<2xi64>
+  %v = amp.constant dense<[-4, 0, 4]> : tensor<3xi64>
+  %2 = amp.sign %v : (tensor<3xi64>) -> tensor<3xi64>
+  %zero = amp.constant dense<0> : tensor<i64>
+  %3 = amp.greater %v, %zero : (tensor<3xi64>, tensor<i64>) -> tensor<3xi1>
+  %4 = amp.less_or_equal %v, %zero : (tensor<3xi64>, tensor<i64>) -> tensor<3xi1>
+  %5 = amp.not %3 : (tensor<3xi1>) -> tensor<3xi1>
+  %6 = amp.xor %3, %4 : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  %one = amp.constant dense<1> : tensor<i64>
+  %7 = amp.max %v, %zero, %zero : (tensor<3xi64>, tensor<i64>, tensor<i64>) -> tensor<3xi64>
+  %8 = amp.min %v, %one : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<2xi64>, tensor<2xi64>, tensor<3xi64>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<3xi64>, tensor<3xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @no_fold_overflow_or_unsigned_order
+// INT64_MAX + 1, -INT64_MIN and ui64 values above INT64_MAX stay ops.
+func.func @no_fold_overflow_or_unsigned_order() -> (tensor<i64>, tensor<i64>, tensor<i1>, tensor<ui64>) {
+  // CHECK: amp.add
+  // CHECK: amp.neg
+  // CHECK: amp.greater
+  // CHECK: amp.max
+  %big = amp.constant dense<9223372036854775807> : tensor<i64>
+  %one = amp.constant dense<1> : tensor<i64>
+  %0 = amp.add %big, %one : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  %min = amp.constant dense<-9223372036854775808> : tensor<i64>
+  %1 = amp.neg %min : (tensor<i64>) -> tensor<i64>
+  %u = amp.constant dense<18446744073709551615> : tensor<ui64>
+  %u1 = amp.constant dense<1> : tensor<ui64>
+  %2 = amp.greater %u, %u1 : (tensor<ui64>, tensor<ui64>) -> tensor<i1>
+  %3 = amp.max %u, %u1 : (tensor<ui64>, tensor<ui64>) -> tensor<ui64>
+  return %0, %1, %2, %3 : tensor<i64>, tensor<i64>, tensor<i1>, tensor<ui64>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @no_fold_division_by_zero
 func.func @no_fold_division_by_zero() -> tensor<i64> {
   // CHECK: amp.div

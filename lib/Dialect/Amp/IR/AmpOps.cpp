@@ -19,6 +19,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -465,25 +466,21 @@ static Attribute foldArith(Value result, Attribute lhs, Attribute rhs,
       [&](ArrayRef<int64_t> args) { return fn(args[0], args[1]); });
 }
 
+// Sums, differences and products that overflow int64 are left unfolded
+// (INT64_MAX is a common Slice end).
 OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
   return foldArith(getC(), adaptor.getA(), adaptor.getB(),
-                   [](int64_t a, int64_t b) -> std::optional<int64_t> {
-                     return a + b;
-                   });
+                   [](int64_t a, int64_t b) { return llvm::checkedAdd(a, b); });
 }
 
 OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
   return foldArith(getC(), adaptor.getA(), adaptor.getB(),
-                   [](int64_t a, int64_t b) -> std::optional<int64_t> {
-                     return a - b;
-                   });
+                   [](int64_t a, int64_t b) { return llvm::checkedSub(a, b); });
 }
 
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
   return foldArith(getC(), adaptor.getA(), adaptor.getB(),
-                   [](int64_t a, int64_t b) -> std::optional<int64_t> {
-                     return a * b;
-                   });
+                   [](int64_t a, int64_t b) { return llvm::checkedMul(a, b); });
 }
 
 OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
@@ -515,6 +512,125 @@ OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
       [](ArrayRef<int64_t> args) -> std::optional<int64_t> {
         return args[0] == args[1];
       });
+}
+
+/// Whether the int64 values getIntValues gives for `type` keep its order
+/// (not so for unsigned 64-bit values above INT64_MAX).
+static bool hasOrderedIntValues(Type type) {
+  auto intType = dyn_cast<IntegerType>(getElementTypeOrSelf(type));
+  return intType && !(intType.isUnsigned() && intType.getWidth() == 64);
+}
+
+/// Folds a comparison or logical op of integer (or boolean) constants.
+static Attribute foldCompare(Value result, Value lhs, Attribute lhsValue,
+                             Attribute rhsValue,
+                             llvm::function_ref<bool(int64_t, int64_t)> fn) {
+  if (!hasOrderedIntValues(lhs.getType()))
+    return nullptr;
+  return foldIntElementwise(
+      dyn_cast<RankedTensorType>(result.getType()), {lhsValue, rhsValue},
+      [&](ArrayRef<int64_t> args) -> std::optional<int64_t> {
+        return fn(args[0], args[1]);
+      });
+}
+
+OpFoldResult GreaterOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(getC(), getA(), adaptor.getA(), adaptor.getB(),
+                     [](int64_t a, int64_t b) { return a > b; });
+}
+
+OpFoldResult GreaterOrEqualOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(getC(), getA(), adaptor.getA(), adaptor.getB(),
+                     [](int64_t a, int64_t b) { return a >= b; });
+}
+
+OpFoldResult LessOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(getC(), getA(), adaptor.getA(), adaptor.getB(),
+                     [](int64_t a, int64_t b) { return a < b; });
+}
+
+OpFoldResult LessOrEqualOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(getC(), getA(), adaptor.getA(), adaptor.getB(),
+                     [](int64_t a, int64_t b) { return a <= b; });
+}
+
+OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(getC(), getA(), adaptor.getA(), adaptor.getB(),
+                     [](int64_t a, int64_t b) { return a && b; });
+}
+
+OpFoldResult OrOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(getC(), getA(), adaptor.getA(), adaptor.getB(),
+                     [](int64_t a, int64_t b) { return a || b; });
+}
+
+OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(getC(), getA(), adaptor.getA(), adaptor.getB(),
+                     [](int64_t a, int64_t b) { return (a != 0) != (b != 0); });
+}
+
+OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
+  return foldIntElementwise(
+      dyn_cast<RankedTensorType>(getY().getType()), {adaptor.getX()},
+      [](ArrayRef<int64_t> args) -> std::optional<int64_t> {
+        return args[0] == 0;
+      });
+}
+
+/// Negation and absolute value of signed integers (INT64_MIN stays
+/// unfolded); unsigned values are left alone.
+static Attribute foldSignedUnary(Value input, Value result, Attribute value,
+                                 bool negate) {
+  auto intType = dyn_cast<IntegerType>(getElementTypeOrSelf(input.getType()));
+  if (!intType || intType.isUnsigned() || intType.getWidth() == 1)
+    return nullptr;
+  return foldIntElementwise(
+      dyn_cast<RankedTensorType>(result.getType()), {value},
+      [&](ArrayRef<int64_t> args) -> std::optional<int64_t> {
+        if (!negate && args[0] >= 0)
+          return args[0];
+        return llvm::checkedSub<int64_t>(0, args[0]);
+      });
+}
+
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  return foldSignedUnary(getX(), getY(), adaptor.getX(), /*negate=*/true);
+}
+
+OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
+  return foldSignedUnary(getX(), getY(), adaptor.getX(), /*negate=*/false);
+}
+
+OpFoldResult SignOp::fold(FoldAdaptor adaptor) {
+  if (!hasOrderedIntValues(getX().getType()))
+    return nullptr;
+  return foldIntElementwise(
+      dyn_cast<RankedTensorType>(getY().getType()), {adaptor.getX()},
+      [](ArrayRef<int64_t> args) -> std::optional<int64_t> {
+        return (args[0] > 0) - (args[0] < 0);
+      });
+}
+
+/// Max or Min over any number of broadcast integer constants.
+static Attribute foldExtremum(ValueRange inputs, Value result,
+                              ArrayRef<Attribute> values, bool isMax) {
+  if (inputs.empty() || !hasOrderedIntValues(inputs.front().getType()))
+    return nullptr;
+  return foldIntElementwise(
+      dyn_cast<RankedTensorType>(result.getType()), values,
+      [&](ArrayRef<int64_t> args) -> std::optional<int64_t> {
+        return isMax ? *llvm::max_element(args) : *llvm::min_element(args);
+      });
+}
+
+OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
+  return foldExtremum(getData_0(), getResult(), adaptor.getData_0(),
+                      /*isMax=*/true);
+}
+
+OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
+  return foldExtremum(getData_0(), getResult(), adaptor.getData_0(),
+                      /*isMax=*/false);
 }
 
 OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {

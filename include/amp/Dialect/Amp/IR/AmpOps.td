@@ -54,7 +54,7 @@ def Amp_YieldOp : Op<Amp_Dialect, "yield", [Pure, Terminator,
 // Elementwise unary ops
 //===----------------------------------------------------------------------===//
 
-def Amp_AbsOp : Amp_UnaryOp<"Abs", "abs">;
+def Amp_AbsOp : Amp_UnaryOp<"Abs", "abs"> { let hasFolder = 1; }
 def Amp_AcosOp : Amp_UnaryOp<"Acos", "acos", (ins), Amp_FloatTensor>;
 def Amp_AcoshOp : Amp_UnaryOp<"Acosh", "acosh", (ins), Amp_FloatTensor>;
 def Amp_AsinOp : Amp_UnaryOp<"Asin", "asin", (ins), Amp_FloatTensor>;
@@ -75,14 +75,16 @@ def Amp_IdentityOp : Amp_UnaryOp<"Identity", "identity"> {
 }
 def Amp_LogOp : Amp_UnaryOp<"Log", "log", (ins), Amp_FloatTensor>;
 def Amp_MishOp : Amp_UnaryOp<"Mish", "mish", (ins), Amp_FloatTensor>;
-def Amp_NegOp : Amp_UnaryOp<"Neg", "neg">;
-def Amp_NotOp : Amp_UnaryOp<"Not", "not", (ins), Amp_BoolTensor>;
+def Amp_NegOp : Amp_UnaryOp<"Neg", "neg"> { let hasFolder = 1; }
+def Amp_NotOp : Amp_UnaryOp<"Not", "not", (ins), Amp_BoolTensor> {
+  let hasFolder = 1;
+}
 def Amp_ReciprocalOp : Amp_UnaryOp<"Reciprocal", "reciprocal", (ins),
                                    Amp_FloatTensor>;
 def Amp_ReluOp : Amp_UnaryOp<"Relu", "relu">;
 def Amp_RoundOp : Amp_UnaryOp<"Round", "round", (ins), Amp_FloatTensor>;
 def Amp_SigmoidOp : Amp_UnaryOp<"Sigmoid", "sigmoid", (ins), Amp_FloatTensor>;
-def Amp_SignOp : Amp_UnaryOp<"Sign", "sign">;
+def Amp_SignOp : Amp_UnaryOp<"Sign", "sign"> { let hasFolder = 1; }
 def Amp_SinOp : Amp_UnaryOp<"Sin", "sin", (ins), Amp_FloatTensor>;
 def Amp_SinhOp : Amp_UnaryOp<"Sinh", "sinh", (ins), Amp_FloatTensor>;
 def Amp_SoftplusOp : Amp_UnaryOp<"Softplus", "softplus", (ins),
@@ -221,16 +223,20 @@ def Amp_BitwiseOrOp : Amp_BinaryOp<"BitwiseOr", "bitwise_or">;
 def Amp_BitwiseXorOp : Amp_BinaryOp<"BitwiseXor", "bitwise_xor">;
 
 def Amp_EqualOp : Amp_CompareOp<"Equal", "equal"> { let hasFolder = 1; }
-def Amp_GreaterOp : Amp_CompareOp<"Greater", "greater">;
-def Amp_GreaterOrEqualOp : Amp_CompareOp<"GreaterOrEqual", "greater_or_equal">;
-def Amp_LessOp : Amp_CompareOp<"Less", "less">;
-def Amp_LessOrEqualOp : Amp_CompareOp<"LessOrEqual", "less_or_equal">;
-def Amp_AndOp : Amp_CompareOp<"And", "and">;
-def Amp_OrOp : Amp_CompareOp<"Or", "or">;
-def Amp_XorOp : Amp_CompareOp<"Xor", "xor">;
+def Amp_GreaterOp : Amp_CompareOp<"Greater", "greater"> { let hasFolder = 1; }
+def Amp_GreaterOrEqualOp : Amp_CompareOp<"GreaterOrEqual", "greater_or_equal"> {
+  let hasFolder = 1;
+}
+def Amp_LessOp : Amp_CompareOp<"Less", "less"> { let hasFolder = 1; }
+def Amp_LessOrEqualOp : Amp_CompareOp<"LessOrEqual", "less_or_equal"> {
+  let hasFolder = 1;
+}
+def Amp_AndOp : Amp_CompareOp<"And", "and"> { let hasFolder = 1; }
+def Amp_OrOp : Amp_CompareOp<"Or", "or"> { let hasFolder = 1; }
+def Amp_XorOp : Amp_CompareOp<"Xor", "xor"> { let hasFolder = 1; }
 
-def Amp_MaxOp : Amp_VariadicOp<"Max", "max">;
-def Amp_MinOp : Amp_VariadicOp<"Min", "min">;
+def Amp_MaxOp : Amp_VariadicOp<"Max", "max"> { let hasFolder = 1; }
+def Amp_MinOp : Amp_VariadicOp<"Min", "min"> { let hasFolder = 1; }
 def Amp_SumOp : Amp_VariadicOp<"Sum", "sum">;
 def Amp_MeanOp : Amp_VariadicOp<"Mean", "mean">;
 
