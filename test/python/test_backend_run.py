@@ -36,9 +36,9 @@ TESTS = re.compile(r"^tests: (\d+) run, (\d+) skipped \(not imported\)$", re.M)
 MIN_ONNX_CASES = 1506
 MIN_DEBIAN_CASES = 932
 # Imported node tests that are run (the rest are in backend_import_xfail.txt).
-MIN_RUN = 2006
+MIN_RUN = 2135
 # Tests that pass, per mode.
-MIN_PASSED = {"fp32": 1731, "fp16": 1736, "bf16": 1741}
+MIN_PASSED = {"fp32": 1932, "fp16": 1941, "bf16": 1951}
 
 
 def _run(amp_run, *args, timeout=3600, env=None):

@@ -371,21 +371,34 @@ BodyFn getBody(Operation *op) {
         bool fmod = o.getFmod() != 0;
         return f([=](ScalarBuilder &s, ValueRange a) -> Value {
           Value x = a[0], y = a[1];
-          if (s.isFloat(x))
-            return s.b.create<arith::RemFOp>(s.loc, x, y);
-          if (s.isUnsigned(0))
+          bool isFloat = s.isFloat(x);
+          if (!isFloat && s.isUnsigned(0))
             return s.b.create<arith::RemUIOp>(s.loc, x, y);
-          Value r = s.b.create<arith::RemSIOp>(s.loc, x, y);
+          Value r = isFloat
+                        ? s.b.create<arith::RemFOp>(s.loc, x, y).getResult()
+                        : s.b.create<arith::RemSIOp>(s.loc, x, y).getResult();
           if (fmod)
             return r;
-          // Python semantics: the result has the sign of the divisor.
+          // fmod = 0 (floats from opset 28): x - floor(x / y) * y, the sign
+          // of the divisor; a zero result is a zero with y's sign, and
+          // x mod +-inf is x when the signs agree, y otherwise.
           Value zero = s.cst(x.getType(), 0);
-          Value nonzero = s.b.create<arith::CmpIOp>(
-              s.loc, arith::CmpIPredicate::ne, r, zero);
+          Value nonzero =
+              s.cmp(arith::CmpFPredicate::ONE, arith::CmpIPredicate::ne,
+                    arith::CmpIPredicate::ne, r, zero, false);
           Value signDiffers =
               s.b.create<arith::XOrIOp>(s.loc, s.lt(r, zero), s.lt(y, zero));
           Value fix = s.b.create<arith::AndIOp>(s.loc, nonzero, signDiffers);
-          return s.select(fix, s.add(r, y), r);
+          Value result = s.select(fix, s.add(r, y), r);
+          if (!isFloat)
+            return result;
+          Value isZero =
+              s.cmp(arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq,
+                    arith::CmpIPredicate::eq, r, zero, false);
+          // y is not +-0 or NaN here (r would be NaN).
+          Value signedZero =
+              s.select(s.lt(y, zero), s.cst(x.getType(), -0.0), zero);
+          return s.select(isZero, signedZero, result);
         });
       })
       .Case([&](PowOp) {
@@ -406,11 +419,37 @@ BodyFn getBody(Operation *op) {
         });
       })
       .Case([&](BitShiftOp o) {
+        // Opset 28's definition (earlier ones only had unsigned types and
+        // left large shifts undefined): a signed right shift is arithmetic;
+        // a shift by a negative amount or by the width or more gives what
+        // the fill alone gives (0, or -1 for a negative value shifted right).
         bool left = o.getDirection() == "LEFT";
         return f([=](ScalarBuilder &s, ValueRange a) -> Value {
-          if (left)
-            return s.b.create<arith::ShLIOp>(s.loc, a[0], a[1]);
-          return s.b.create<arith::ShRUIOp>(s.loc, a[0], a[1]);
+          Location l = s.loc;
+          OpBuilder &b = s.b;
+          Type type = a[0].getType();
+          unsigned width = type.getIntOrFloatBitWidth();
+          bool isSigned = !s.isUnsigned(0);
+          Value shifted =
+              left       ? b.create<arith::ShLIOp>(l, a[0], a[1]).getResult()
+              : isSigned ? b.create<arith::ShRSIOp>(l, a[0], a[1]).getResult()
+                         : b.create<arith::ShRUIOp>(l, a[0], a[1]).getResult();
+          Value widthValue = b.create<arith::ConstantOp>(
+              l, type, b.getIntegerAttr(type, width));
+          // Unsigned compare: a negative amount is out of range too.
+          Value inRange = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult,
+                                                  a[1], widthValue);
+          Value fill =
+              !left && isSigned
+                  ? b.create<arith::ShRSIOp>(
+                         l, a[0],
+                         b.create<arith::ConstantOp>(
+                             l, type, b.getIntegerAttr(type, width - 1)))
+                        .getResult()
+                  : b.create<arith::ConstantOp>(l, type,
+                                                b.getIntegerAttr(type, 0))
+                        .getResult();
+          return b.create<arith::SelectOp>(l, inRange, shifted, fill);
         });
       })
       .Case<BitwiseAndOp, AndOp>([&](auto) {

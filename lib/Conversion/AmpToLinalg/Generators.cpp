@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/Dialect/Amp/Semantics/Generators.h"
 #include "LoweringUtils.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -78,19 +79,25 @@ struct RangeOpLowering : public OpConversionPattern<RangeOp> {
     } else {
       sizes.push_back(rewriter.getIndexAttr(type.getDimSize(0)));
     }
+    // float16/bfloat16 ranges compute in stash_type and round once.
+    Type compute = semantics::getRangeComputeType(element, op.getStashType());
+    if (!compute)
+      return notLowerable(op, "an invalid stash_type");
+    Value cstart = convertScalar(rewriter, loc, start, compute, false, false);
+    Value cdelta = convertScalar(rewriter, loc, delta, compute, false, false);
     Value result = buildIndexGenerated(
         rewriter, loc, type, sizes,
         [&](OpBuilder &b, Location l, ValueRange indices) -> Value {
           Value i = b.create<arith::IndexCastOp>(l, b.getI64Type(), indices[0]);
-          Value iv = convertScalar(b, l, i, element, false, false);
+          Value iv = convertScalar(b, l, i, compute, false, false);
           Value r;
-          if (isa<FloatType>(element))
-            r = b.create<arith::AddFOp>(l, start,
-                                        b.create<arith::MulFOp>(l, iv, delta));
+          if (isa<FloatType>(compute))
+            r = b.create<arith::AddFOp>(l, cstart,
+                                        b.create<arith::MulFOp>(l, iv, cdelta));
           else
-            r = b.create<arith::AddIOp>(l, start,
-                                        b.create<arith::MulIOp>(l, iv, delta));
-          return r;
+            r = b.create<arith::AddIOp>(l, cstart,
+                                        b.create<arith::MulIOp>(l, iv, cdelta));
+          return convertScalar(b, l, r, element, false, false);
         });
     rewriter.replaceOp(op, result);
     return success();

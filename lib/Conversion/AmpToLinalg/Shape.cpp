@@ -245,8 +245,13 @@ struct SpaceDepthLowering : public OpConversionPattern<OpTy> {
         perm = {0, 1, 4, 2, 5, 3};
       }
     } else {
+      // (n, c, h', by, w', bx) -> channels (by, bx, c) in DCR order,
+      // (c, by, bx) in CRD order.
       shape = {n, c, h / bs, bs, w / bs, bs};
-      perm = {0, 3, 5, 1, 2, 4};
+      if (op.getMode() == "DCR")
+        perm = {0, 3, 5, 1, 2, 4};
+      else
+        perm = {0, 1, 3, 5, 2, 4};
     }
     Value expanded = reshapeTensor(rewriter, loc, input,
                                    RankedTensorType::get(shape, element), {});

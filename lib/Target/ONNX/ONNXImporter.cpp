@@ -258,7 +258,11 @@ FailureOr<Attribute> ONNXImporter::convertAttribute(onnx::AttributeProto &attr,
   Builder b(context);
   switch (attr.type()) {
   case onnx::AttributeProto::INT:
-    if (attr.name() == "to" || attr.name() == "dtype") {
+    // output_dtype 0 (Quantize/DequantizeLinear) means "not given".
+    if (attr.name() == "output_dtype" && attr.i() == 0)
+      return Attribute();
+    if (attr.name() == "to" || attr.name() == "dtype" ||
+        attr.name() == "output_dtype") {
       Type type = convertElementType(context, static_cast<int32_t>(attr.i()));
       if (!type)
         return (void)ctx.fail("attribute '" + attr.name() + "' names unsupported "
@@ -624,6 +628,8 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
     auto converted = convertAttribute(attr, ctx);
     if (failed(converted))
       return failure();
+    if (!*converted)
+      continue; // an attribute's "not given" value
     pending.attributes.emplace_back(builder.getStringAttr(attr.name()),
                                     *converted);
   }

@@ -303,3 +303,40 @@ func.func @reshape_like_shape_count(%x: tensor<2x3xf32>, %y: tensor<4x2xf32>) ->
 // expected-error @+1 {{'amp.onnx_source' must be a 1-D i8 dense_resource on the module}}
 module attributes {amp.onnx_source = dense<[1, 2]> : tensor<2xi8>} {
 }
+
+// -----
+
+func.func @space_to_depth_mode(%x: tensor<1x2x4x4xf32>) -> tensor<1x8x2x2xf32> {
+  // expected-error @+2 {{SpaceToDepth mode must be 'DCR' or 'CRD', not 'RDC'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.space_to_depth %x {blocksize = 2 : i64, mode = "RDC"} : (tensor<1x2x4x4xf32>) -> tensor<1x8x2x2xf32>
+  return %0 : tensor<1x8x2x2xf32>
+}
+
+// -----
+
+func.func @depth_to_space_mode(%x: tensor<1x8x2x2xf32>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+2 {{DepthToSpace mode must be 'DCR' or 'CRD', not 'dcr'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.depth_to_space %x {blocksize = 2 : i64, mode = "dcr"} : (tensor<1x8x2x2xf32>) -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+func.func @space_to_depth_indivisible(%x: tensor<1x2x5x4xf32>) -> tensor<1x8x2x2xf32> {
+  // expected-error @+2 {{SpaceToDepth blocksize must divide the height and the width}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.space_to_depth %x {blocksize = 2 : i64} : (tensor<1x2x5x4xf32>) -> tensor<1x8x2x2xf32>
+  return %0 : tensor<1x8x2x2xf32>
+}
+
+// -----
+
+func.func @range_stash_type(%s: tensor<f16>, %l: tensor<f16>, %d: tensor<f16>) -> tensor<?xf16> {
+  // expected-error @+2 {{Range stash_type 10 is not supported (1 float or 11 double)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.range %s, %l, %d {stash_type = 10 : i64} : (tensor<f16>, tensor<f16>, tensor<f16>) -> tensor<?xf16>
+  return %0 : tensor<?xf16>
+}
+

@@ -31,7 +31,7 @@ constexpr int64_t kMinUpgradableOpset = 1;
 /// supported version; see getSupportedOpVersion). A model may use any opset
 /// the importer's version table knows (see getLatestKnownOpset) as long as
 /// the version it selects for each operator is the supported one or older.
-constexpr int64_t kMaxSupportedOpset = 25;
+constexpr int64_t kMaxSupportedOpset = 28;
 
 /// The version of ONNX operator `opType` that amp's op models; std::nullopt
 /// for op types ONNX does not define.

@@ -648,7 +648,8 @@ def Amp_PadOp : Amp_PureOp<"Pad", "pad", "inferPad"> {
 }
 
 def Amp_DepthToSpaceOp : Amp_PureOp<"DepthToSpace", "depth_to_space",
-    "inferDepthToSpace(ctx, adaptor.getBlocksize(), inferred)"> {
+    "inferDepthToSpace(ctx, adaptor.getBlocksize(), adaptor.getMode(), "
+    "inferred)"> {
   let summary = "ONNX DepthToSpace";
   let arguments = (ins Amp_Tensor:$input, I64Attr:$blocksize,
                        DefaultValuedStrAttr<StrAttr, "DCR">:$mode);
@@ -656,9 +657,11 @@ def Amp_DepthToSpaceOp : Amp_PureOp<"DepthToSpace", "depth_to_space",
 }
 
 def Amp_SpaceToDepthOp : Amp_PureOp<"SpaceToDepth", "space_to_depth",
-    "inferSpaceToDepth(ctx, adaptor.getBlocksize(), inferred)"> {
-  let summary = "ONNX SpaceToDepth";
-  let arguments = (ins Amp_Tensor:$input, I64Attr:$blocksize);
+    "inferSpaceToDepth(ctx, adaptor.getBlocksize(), adaptor.getMode(), "
+    "inferred)"> {
+  let summary = "ONNX SpaceToDepth (mode from opset 28; DCR before)";
+  let arguments = (ins Amp_Tensor:$input, I64Attr:$blocksize,
+                       DefaultValuedStrAttr<StrAttr, "DCR">:$mode);
   let results = (outs Amp_Tensor:$output);
 }
 
@@ -693,12 +696,15 @@ def Amp_ConstantOfShapeOp : Amp_PureOp<"ConstantOfShape", "constant_of_shape",
   let hasFolder = 1;
 }
 
-def Amp_RangeOp : Amp_PureOp<"Range", "range", "inferRange"> {
+def Amp_RangeOp : Amp_PureOp<"Range", "range",
+    "inferRange(ctx, adaptor.getStashType(), inferred)"> {
   let fixedTypeOperands = [0, 1, 2];
   let fixedTypeResults = [0];
-  let summary = "ONNX Range";
+  let summary = "ONNX Range (stash_type from opset 27: the type f16/bf16 "
+                "ranges compute in)";
   let arguments = (ins Amp_Tensor:$start, Amp_Tensor:$limit,
-                       Amp_Tensor:$delta);
+                       Amp_Tensor:$delta,
+                       DefaultValuedAttr<I64Attr, "1">:$stash_type);
   let results = (outs Amp_Tensor:$output);
   let hasFolder = 1;
 }

@@ -183,9 +183,9 @@ LogicalResult inferExpand(InferenceContext &ctx, Types &results);
 LogicalResult inferTile(InferenceContext &ctx, Types &results);
 LogicalResult inferPad(InferenceContext &ctx, Types &results);
 LogicalResult inferDepthToSpace(InferenceContext &ctx, int64_t blocksize,
-                                Types &results);
+                                llvm::StringRef mode, Types &results);
 LogicalResult inferSpaceToDepth(InferenceContext &ctx, int64_t blocksize,
-                                Types &results);
+                                llvm::StringRef mode, Types &results);
 // Gather.cpp
 LogicalResult inferGather(InferenceContext &ctx, int64_t axis, Types &results);
 LogicalResult inferGatherElements(InferenceContext &ctx, int64_t axis,
@@ -200,7 +200,8 @@ LogicalResult inferTopK(InferenceContext &ctx, int64_t axis, Types &results);
 // Generators.cpp
 LogicalResult inferConstantOfShape(InferenceContext &ctx, ElementsAttr value,
                                    Types &results);
-LogicalResult inferRange(InferenceContext &ctx, Types &results);
+LogicalResult inferRange(InferenceContext &ctx, int64_t stashType,
+                         Types &results);
 LogicalResult inferEyeLike(InferenceContext &ctx, std::optional<Type> dtype,
                            Types &results);
 LogicalResult inferOneHot(InferenceContext &ctx, int64_t axis, Types &results);

@@ -2,6 +2,8 @@
 
 #include "ShapeInferenceUtils.h"
 
+#include "amp/Dialect/Amp/Semantics/Generators.h"
+
 using namespace mlir;
 using namespace mlir::amp;
 using namespace mlir::amp::shape;
@@ -37,10 +39,14 @@ LogicalResult shape::inferConstantOfShape(InferenceContext &ctx,
   return success();
 }
 
-LogicalResult shape::inferRange(InferenceContext &ctx, Types &results) {
+LogicalResult shape::inferRange(InferenceContext &ctx, int64_t stashType,
+                                Types &results) {
   auto start = requireTensor(ctx, 0);
   if (failed(start) || failed(requireSameElementTypes(ctx, 0, 3)))
     return failure();
+  if (!semantics::getRangeComputeType(start->getElementType(), stashType))
+    return ctx.emitError("Range stash_type " + Twine(stashType) +
+                         " is not supported (1 float or 11 double)");
   for (unsigned i = 0; i < 3; ++i)
     if (!ctx.getTensorType(i) || !ctx.getTensorType(i).hasStaticShape() ||
         ctx.getTensorType(i).getNumElements() != 1)

@@ -447,10 +447,19 @@ LogicalResult shape::inferPad(InferenceContext &ctx, Types &results) {
   return success();
 }
 
+/// DepthToSpace and SpaceToDepth order the block's channels depth-column-row
+/// (DCR) or column-row-depth (CRD).
+static LogicalResult checkBlockMode(InferenceContext &ctx, StringRef op,
+                                    StringRef mode) {
+  if (mode == "DCR" || mode == "CRD")
+    return success();
+  return ctx.emitError(op + " mode must be 'DCR' or 'CRD', not '" + mode + "'");
+}
+
 LogicalResult shape::inferDepthToSpace(InferenceContext &ctx, int64_t b,
-                                       Types &results) {
+                                       StringRef mode, Types &results) {
   auto x = requireTensor(ctx, 0);
-  if (failed(x))
+  if (failed(x) || failed(checkBlockMode(ctx, "DepthToSpace", mode)))
     return failure();
   if (x->getRank() != 4 || b <= 0)
     return ctx.emitError("DepthToSpace expects a 4-d input and a positive "
@@ -467,13 +476,17 @@ LogicalResult shape::inferDepthToSpace(InferenceContext &ctx, int64_t b,
 }
 
 LogicalResult shape::inferSpaceToDepth(InferenceContext &ctx, int64_t b,
-                                       Types &results) {
+                                       StringRef mode, Types &results) {
   auto x = requireTensor(ctx, 0);
-  if (failed(x))
+  if (failed(x) || failed(checkBlockMode(ctx, "SpaceToDepth", mode)))
     return failure();
   if (x->getRank() != 4 || b <= 0)
     return ctx.emitError("SpaceToDepth expects a 4-d input and a positive "
                          "blocksize");
+  for (int64_t d : {x->getDimSize(2), x->getDimSize(3)})
+    if (!ShapedType::isDynamic(d) && d % b != 0)
+      return ctx.emitError("SpaceToDepth blocksize must divide the height and "
+                           "the width");
   auto divide = [&](int64_t d) {
     return ShapedType::isDynamic(d) ? kDynamic : d / b;
   };
