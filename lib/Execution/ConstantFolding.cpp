@@ -47,6 +47,11 @@ bool isFoldable(Operation *op, int64_t maxElements) {
       name.contains("multinomial") || name.contains("dropout") ||
       isa<MultiTensorUnscaleCheckOp>(op))
     return false;
+  // A DequantizeLinear of constants is a quantized weight: folded, it would
+  // be stored in float (four times the bytes) and the model would leave
+  // QDQ form (onnxruntime fuses DequantizeLinear -> MatMul/Conv).
+  if (isa<DequantizeLinearOp>(op))
+    return false;
   for (Type type : op->getResultTypes()) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor || !tensor.hasStaticShape() ||

@@ -100,6 +100,28 @@ Operation *getF32Constant(Value value, ElementsAttr *attr = nullptr) {
   return def;
 }
 
+/// "input from DequantizeLinear 'name'" or "output to QuantizeLinear
+/// 'name'" when `op` is next to a quantized region's boundary.
+std::optional<std::string> findQuantizationBoundary(Operation *op) {
+  auto describe = [](Operation *other,
+                     bool isOutput) -> std::optional<std::string> {
+    auto precision = dyn_cast_or_null<PrecisionOpInterface>(other);
+    if (!precision || !AutocastPolicy::isQuantizationBoundary(
+                          precision.getOnnxOpType(), isOutput))
+      return std::nullopt;
+    return (isOutput ? "output to " : "input from ") +
+           precision.getOnnxOpType().str() + " '" +
+           getNodeName(other->getLoc()).str() + "'";
+  };
+  for (Value operand : op->getOperands())
+    if (auto found = describe(operand.getDefiningOp(), false))
+      return found;
+  for (Operation *user : op->getUsers())
+    if (auto found = describe(user, true))
+      return found;
+  return std::nullopt;
+}
+
 /// Name used for a value in cast names and reports.
 std::string valueName(Value value) {
   if (Operation *def = value.getDefiningOp()) {
@@ -380,6 +402,16 @@ void AutocastPass::classifyNodes(const AutocastPolicy &policy) {
     if (node.cls == PrecisionClass::Deny ||
         node.cls == PrecisionClass::Unlisted)
       continue;
+    // Quantized regions (QDQ models, as onnxruntime's quantizer writes
+    // them): an op reading a DequantizeLinear result or feeding a
+    // QuantizeLinear stands for an integer kernel that the consumer fuses
+    // from exactly that pattern; a cast in between would break it.
+    if (std::optional<std::string> boundary =
+            findQuantizationBoundary(node.op)) {
+      node.cls = PrecisionClass::Unlisted;
+      node.reason = "quantized region: " + *boundary;
+      continue;
+    }
     // A constant operand that does not fit the low-precision type keeps the
     // op in fp32 (it does not spread: the op's other inputs are fine).
     for (OpOperand &operand : node.op->getOpOperands()) {

@@ -612,6 +612,12 @@ bool AutocastPolicy::needsF32Accumulation(StringRef onnxOp) const {
   return !ignoreAccumulationRequirement && needsAccumulation.count(onnxOp);
 }
 
+bool AutocastPolicy::isQuantizationBoundary(StringRef onnxOp, bool isOutput) {
+  return isOutput ? onnxOp == "QuantizeLinear"
+                  : onnxOp == "DequantizeLinear" ||
+                        onnxOp == "DynamicQuantizeLinear";
+}
+
 void AutocastPolicy::print(llvm::raw_ostream &os) const {
   os << "# amp-autocast policy (YAML; JSON works too). Schema: "
         "docs/AutocastPolicy.md\n"

@@ -57,3 +57,25 @@ func.func @kept(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<f32>, tensor<4xi1>,
   %big = amp.expand %r, %shape : (tensor<f32>, tensor<2xi64>) -> tensor<512x256xf32>
   return %e, %s, %m, %big : tensor<4xf32>, tensor<f32>, tensor<4xi1>, tensor<512x256xf32>
 }
+
+// -----
+
+// A DequantizeLinear of constant int8 weights stays: folded, the weight
+// would be stored in float (4x the bytes) and leave QDQ form. A
+// QuantizeLinear of constants folds (to the smaller integer tensor).
+// CHECK-LABEL: func.func @quantized_weights
+// CHECK: %[[WQ:.*]] = amp.constant dense<[1, -2, 3, 127]> : tensor<4xi8>
+// CHECK: amp.dequantize_linear %[[WQ]]
+// CHECK-NOT: amp.quantize_linear
+// CHECK: %[[Q:.*]] = amp.constant dense<[5, -10, 15, 127]> : tensor<4xi8>
+// CHECK: amp.dequantize_linear %[[Q]]
+func.func @quantized_weights() -> (tensor<4xf32>, tensor<4xf32>) {
+  %wq = amp.constant dense<[1, -2, 3, 127]> : tensor<4xi8>
+  %s = amp.constant dense<0.1> : tensor<f32>
+  %z = amp.constant dense<0> : tensor<i8>
+  %w = amp.dequantize_linear %wq, %s, %z : (tensor<4xi8>, tensor<f32>, tensor<i8>) -> tensor<4xf32>
+  %f = amp.constant dense<[0.5, -1.0, 1.5, 100.0]> : tensor<4xf32>
+  %q = amp.quantize_linear %f, %s, %z : (tensor<4xf32>, tensor<f32>, tensor<i8>) -> tensor<4xi8>
+  %d = amp.dequantize_linear %q, %s, %z : (tensor<4xi8>, tensor<f32>, tensor<i8>) -> tensor<4xf32>
+  return %w, %d : tensor<4xf32>, tensor<4xf32>
+}

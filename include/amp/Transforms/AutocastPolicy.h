@@ -83,6 +83,11 @@ public:
   /// Whether `onnxOp` may only run in low precision with fp32 accumulation.
   bool needsF32Accumulation(llvm::StringRef onnxOp) const;
 
+  /// Whether `onnxOp` bounds a quantized region of a QDQ model
+  /// (DequantizeLinear into it, QuantizeLinear out of it): the ops between
+  /// stand for integer kernels and keep their precision.
+  static bool isQuantizationBoundary(llvm::StringRef onnxOp, bool isOutput);
+
   /// Prints the policy as a policy file (YAML, with `base: empty`), each op
   /// followed by the reason for its class.
   void print(llvm::raw_ostream &os) const;

@@ -135,6 +135,7 @@ struct ConvertAmpToLinalgPass
     populateGeneratorPatterns(converter, patterns);
     populateTopKPatterns(converter, patterns);
     populateResizePatterns(converter, patterns);
+    populateQuantizationPatterns(converter, patterns);
 
     // The conversion driver reports an op without a lowering as "failed to
     // legalize"; say instead which ONNX operator cannot run, unless a

@@ -295,6 +295,8 @@ void populatePadTilePatterns(TypeConverter &converter,
                              RewritePatternSet &patterns);
 void populatePoolingPatterns(TypeConverter &converter,
                              RewritePatternSet &patterns);
+void populateQuantizationPatterns(TypeConverter &converter,
+                                  RewritePatternSet &patterns);
 void populateReductionPatterns(TypeConverter &converter,
                                RewritePatternSet &patterns);
 void populateResizePatterns(TypeConverter &converter,

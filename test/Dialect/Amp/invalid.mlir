@@ -340,3 +340,50 @@ func.func @range_stash_type(%s: tensor<f16>, %l: tensor<f16>, %d: tensor<f16>) -
   return %0 : tensor<?xf16>
 }
 
+// -----
+
+func.func @quantize_per_axis_scale_size(%x: tensor<2x3xf32>, %s: tensor<2xf32>) -> tensor<2x3xui8> {
+  %none = amp.none
+  // expected-error @+2 {{a per-axis scale must be 1-D with x's size along axis 1 ([3]), not [2]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.quantize_linear %x, %s, %none : (tensor<2x3xf32>, tensor<2xf32>, none) -> tensor<2x3xui8>
+  return %0 : tensor<2x3xui8>
+}
+
+// -----
+
+func.func @quantize_zero_point_shape(%x: tensor<2x3xf32>, %s: tensor<3xf32>, %z: tensor<ui8>) -> tensor<2x3xui8> {
+  // expected-error @+2 {{the zero point's shape [] differs from the scale's [3]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.quantize_linear %x, %s, %z : (tensor<2x3xf32>, tensor<3xf32>, tensor<ui8>) -> tensor<2x3xui8>
+  return %0 : tensor<2x3xui8>
+}
+
+// -----
+
+func.func @quantize_output_dtype_conflict(%x: tensor<2x3xf32>, %s: tensor<f32>, %z: tensor<ui8>) -> tensor<2x3xui8> {
+  // expected-error @+2 {{QuantizeLinear output_dtype i8 differs from the zero point's type ui8}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.quantize_linear %x, %s, %z {output_dtype = i8} : (tensor<2x3xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x3xui8>
+  return %0 : tensor<2x3xui8>
+}
+
+// -----
+
+func.func @dequantize_blocked_scale_shape(%x: tensor<2x5xi8>, %s: tensor<2x2xf32>) -> tensor<2x5xf32> {
+  %none = amp.none
+  // expected-error @+2 {{a blocked scale for x of shape [2, 5] with block_size 2 along axis 1 must have size 3 in dimension 1, not [2, 2]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.dequantize_linear %x, %s, %none {axis = 1 : i64, block_size = 2 : i64} : (tensor<2x5xi8>, tensor<2x2xf32>, none) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @dequantize_float_input(%x: tensor<2xf32>, %s: tensor<f32>) -> tensor<2xf32> {
+  %none = amp.none
+  // expected-error @+2 {{DequantizeLinear input of element type f32 is not supported (int8, uint8, int16, uint16, int32)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.dequantize_linear %x, %s, %none : (tensor<2xf32>, tensor<f32>, none) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

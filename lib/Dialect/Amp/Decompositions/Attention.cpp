@@ -390,4 +390,5 @@ void mlir::amp::registerAmpDecompositions(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, AmpDialect *) {
     AttentionOp::attachInterface<AttentionDecomposition>(*context);
   });
+  registerAmpQuantizationDecompositions(registry);
 }

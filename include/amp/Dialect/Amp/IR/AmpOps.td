@@ -842,7 +842,8 @@ def Amp_AttentionOp : Amp_PureOp<"Attention", "attention",
 //===----------------------------------------------------------------------===//
 
 def Amp_QuantizeLinearOp : Amp_PureOp<"QuantizeLinear", "quantize_linear",
-    "inferQuantizeLinear(ctx, adaptor.getOutputDtype(), inferred)"> {
+    "inferQuantizeLinear(ctx, semantics::QuantAttrs::get(adaptor), "
+    "adaptor.getOutputDtype(), inferred)"> {
   let fixedTypeOperands = [0, 1];
   let fixedTypeResults = [0];
   let summary = "ONNX QuantizeLinear";
@@ -857,7 +858,8 @@ def Amp_QuantizeLinearOp : Amp_PureOp<"QuantizeLinear", "quantize_linear",
 
 def Amp_DequantizeLinearOp : Amp_PureOp<"DequantizeLinear",
     "dequantize_linear",
-    "inferDequantizeLinear(ctx, adaptor.getOutputDtype(), inferred)"> {
+    "inferDequantizeLinear(ctx, semantics::QuantAttrs::get(adaptor), "
+    "adaptor.getOutputDtype(), inferred)"> {
   let fixedTypeOperands = [1];
   let fixedTypeResults = [0];
   let summary = "ONNX DequantizeLinear";

@@ -21,6 +21,7 @@
 
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "amp/Dialect/Amp/Semantics/LinearAlgebra.h"
+#include "amp/Dialect/Amp/Semantics/Quantization.h"
 #include "amp/Dialect/Amp/Semantics/Reduction.h"
 #include "amp/Dialect/Amp/Semantics/Window.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -225,9 +226,11 @@ LogicalResult inferAttention(InferenceContext &ctx,
                              std::optional<int64_t> kvNumHeads, Types &results);
 // Quantization.cpp
 LogicalResult inferQuantizeLinear(InferenceContext &ctx,
+                                  const semantics::QuantAttrs &attrs,
                                   std::optional<Type> outputDtype,
                                   Types &results);
 LogicalResult inferDequantizeLinear(InferenceContext &ctx,
+                                    const semantics::QuantAttrs &attrs,
                                     std::optional<Type> outputDtype,
                                     Types &results);
 LogicalResult inferDynamicQuantizeLinear(InferenceContext &ctx, Types &results);

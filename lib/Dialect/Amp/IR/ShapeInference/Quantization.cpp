@@ -6,27 +6,77 @@ using namespace mlir;
 using namespace mlir::amp;
 using namespace mlir::amp::shape;
 
+/// The scale and zero point against x (Quantization.h); the zero point's
+/// type must be a quantized integer type (`what` names the op).
+static LogicalResult checkScaleAndZeroPoint(InferenceContext &ctx,
+                                            const semantics::QuantAttrs &attrs,
+                                            RankedTensorType x,
+                                            RankedTensorType scale,
+                                            StringRef what) {
+  RankedTensorType zeroPoint = ctx.getTensorType(2);
+  std::optional<ArrayRef<int64_t>> zeroPointShape;
+  if (zeroPoint) {
+    zeroPointShape = zeroPoint.getShape();
+    if (!semantics::getQuantizedRange(zeroPoint.getElementType()))
+      return ctx.emitError(what + " zero point of element type " +
+                           Twine(typeToString(zeroPoint.getElementType())) +
+                           " is not supported (int8, uint8, int16, uint16" +
+                           (what == "DequantizeLinear" ? ", int32" : "") + ")");
+  }
+  return semantics::resolveQuantLayout(x.getShape(), scale.getShape(),
+                                       zeroPointShape, attrs, ctx.getErrorFn());
+}
+
 LogicalResult shape::inferQuantizeLinear(InferenceContext &ctx,
+                                         const semantics::QuantAttrs &attrs,
                                          std::optional<Type> outputDtype,
                                          Types &results) {
   auto x = requireTensor(ctx, 0);
-  if (failed(x) || failed(requireTensor(ctx, 1)))
+  auto scale = requireTensor(ctx, 1);
+  if (failed(x) || failed(scale) ||
+      failed(checkScaleAndZeroPoint(ctx, attrs, *x, *scale, "QuantizeLinear")))
     return failure();
   Type elementType = outputDtype.value_or(
       IntegerType::get(ctx.getContext(), 8, IntegerType::Unsigned));
-  if (RankedTensorType zeroPoint = ctx.getTensorType(2))
+  if (RankedTensorType zeroPoint = ctx.getTensorType(2)) {
+    if (outputDtype && *outputDtype != zeroPoint.getElementType())
+      return ctx.emitError("QuantizeLinear output_dtype " +
+                           Twine(typeToString(*outputDtype)) +
+                           " differs from the zero point's type " +
+                           Twine(typeToString(zeroPoint.getElementType())));
     elementType = zeroPoint.getElementType();
+  }
+  if (auto intType = dyn_cast<IntegerType>(elementType);
+      !intType || intType.getWidth() > 16 ||
+      !semantics::getQuantizedRange(elementType))
+    return ctx.emitError("QuantizeLinear output type " +
+                         Twine(typeToString(elementType)) +
+                         " is not supported (int8, uint8, int16, uint16)");
   results.push_back(tensorOf(x->getShape(), elementType));
   return success();
 }
 
 LogicalResult shape::inferDequantizeLinear(InferenceContext &ctx,
+                                           const semantics::QuantAttrs &attrs,
                                            std::optional<Type> outputDtype,
                                            Types &results) {
   auto x = requireTensor(ctx, 0);
   auto scale = requireTensor(ctx, 1);
-  if (failed(x) || failed(scale))
+  if (failed(x) || failed(scale) ||
+      failed(
+          checkScaleAndZeroPoint(ctx, attrs, *x, *scale, "DequantizeLinear")))
     return failure();
+  if (!semantics::getQuantizedRange(x->getElementType()))
+    return ctx.emitError("DequantizeLinear input of element type " +
+                         Twine(typeToString(x->getElementType())) +
+                         " is not supported (int8, uint8, int16, uint16, "
+                         "int32)");
+  if (RankedTensorType zeroPoint = ctx.getTensorType(2);
+      zeroPoint && zeroPoint.getElementType() != x->getElementType())
+    return ctx.emitError("DequantizeLinear zero point's type " +
+                         Twine(typeToString(zeroPoint.getElementType())) +
+                         " differs from x's " +
+                         Twine(typeToString(x->getElementType())));
   results.push_back(
       tensorOf(x->getShape(), outputDtype.value_or(scale->getElementType())));
   return success();

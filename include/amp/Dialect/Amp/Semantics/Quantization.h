@@ -1,0 +1,57 @@
+//===- Quantization.h - QuantizeLinear / DequantizeLinear -------*- C++ -*-===//
+//
+// How the scale and zero point of QuantizeLinear and DequantizeLinear apply
+// to the elements of x: one for the whole tensor, one per index of `axis`,
+// or one per block of `block_size` consecutive indices along `axis`
+// (blocked quantization, opset 21), checked against x's shape; and the
+// integer range a quantized type saturates to. Shape inference and the
+// linalg lowering both use these.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_DIALECT_AMP_SEMANTICS_QUANTIZATION_H
+#define AMP_DIALECT_AMP_SEMANTICS_QUANTIZATION_H
+
+#include "amp/Dialect/Amp/Semantics/Common.h"
+
+#include "mlir/IR/Types.h"
+
+namespace mlir::amp::semantics {
+
+/// Quantization attributes as written on the op (op or adaptor).
+struct QuantAttrs {
+  int64_t axis = 1;
+  int64_t blockSize = 0;
+
+  template <typename QuantOp> static QuantAttrs get(QuantOp op) {
+    return QuantAttrs{op.getAxis(), op.getBlockSize()};
+  }
+};
+
+enum class QuantGranularity { PerTensor, PerAxis, Blocked };
+
+/// The scale's layout resolved against x: for an element at index i of x,
+/// the scale (and zero point) at [] (per tensor), [i[axis]] (per axis) or
+/// i with i[axis] / blockSize in place of i[axis] (blocked).
+struct QuantLayout {
+  QuantGranularity granularity = QuantGranularity::PerTensor;
+  /// In [0, rank) for PerAxis and Blocked.
+  int64_t axis = 0;
+  int64_t blockSize = 0;
+};
+
+/// Resolves the scale's shape against x's (both static or dynamic; a
+/// dynamic size is not checked). `zeroPointShape`, when given, must equal
+/// the scale's. Fails through `error` with what is wrong.
+FailureOr<QuantLayout>
+resolveQuantLayout(ArrayRef<int64_t> xShape, ArrayRef<int64_t> scaleShape,
+                   std::optional<ArrayRef<int64_t>> zeroPointShape,
+                   const QuantAttrs &attrs, ErrorFn error);
+
+/// The saturation range of a quantized integer type (int8, uint8, int16,
+/// uint16, int32); std::nullopt for any other type.
+std::optional<std::pair<int64_t, int64_t>> getQuantizedRange(Type type);
+
+} // namespace mlir::amp::semantics
+
+#endif // AMP_DIALECT_AMP_SEMANTICS_QUANTIZATION_H
