@@ -122,6 +122,18 @@ std::optional<std::string> findQuantizationBoundary(Operation *op) {
   return std::nullopt;
 }
 
+/// Operands of at most this many elements do not decide an op's precision
+/// (see propagate()); the constant range rule uses the same bound for
+/// scalar-like constants.
+constexpr int64_t kSmallOperandElements = 16;
+
+/// Whether `value` is a statically small tensor (rank 0 included).
+bool isSmallOperand(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.hasStaticShape() &&
+         type.getNumElements() <= kSmallOperandElements;
+}
+
 /// Name used for a value in cast names and reports.
 std::string valueName(Value value) {
   if (Operation *def = value.getDefiningOp()) {
@@ -375,7 +387,7 @@ static bool losesValues(const ConversionStats &stats, int64_t numElements,
     return true;
   if (!stats.flushedToZero)
     return false;
-  if (numElements <= 16)
+  if (numElements <= kSmallOperandElements)
     return true;
   return stats.flushedToZero * 2 >= stats.nonZero;
 }
@@ -450,10 +462,37 @@ void AutocastPass::propagate() {
            nodes[i].cls == PrecisionClass::Clear;
   };
 
+  // A small fp32 operand (at most kSmallOperandElements elements: an
+  // attention scale computed at run time, an epsilon) of an op that also
+  // has a larger float operand does not decide the op's precision: it is
+  // cast to the low type instead of pulling the op into fp32 (a Mul by
+  // Reciprocal(Sqrt(d)) and the Softmax after it stay low). smallFrom[j]
+  // names the denied producer whose small result node j ignored.
+  std::vector<std::string> smallFrom(n);
+  auto isSmallEdge = [&](unsigned from, unsigned to) {
+    bool feeds = false, large = false;
+    for (OpOperand &operand : nodes[to].op->getOpOperands()) {
+      Value value = operand.get();
+      if (!nodes[to].precision.isPrecisionOperand(operand.getOperandNumber()) ||
+          !isa<FloatType>(getElementTypeOrSelf(value.getType())))
+        continue;
+      bool small = isSmallOperand(value);
+      if (value.getDefiningOp() == nodes[from].op) {
+        if (!small)
+          return false;
+        feeds = true;
+      } else if (!small) {
+        large = true;
+      }
+    }
+    return feeds && large;
+  };
+
   // Breadth-first search from the nodes where `isSeed` holds, forwards
   // and/or backwards, into nodes `canEnter` accepts. Returns, per node, the
   // seed it was reached from (-1: not reached; a seed maps to itself).
-  auto spread = [&](auto isSeed, bool forward, bool backward, auto canEnter) {
+  auto spread = [&](auto isSeed, bool forward, bool backward, auto canEnter,
+                    auto canCross) {
     std::vector<int> source(n, -1);
     std::deque<unsigned> work;
     for (unsigned i = 0; i < n; ++i)
@@ -462,7 +501,7 @@ void AutocastPass::propagate() {
         work.push_back(i);
       }
     auto visit = [&](unsigned from, unsigned to) {
-      if (source[to] >= 0 || !canEnter(to))
+      if (source[to] >= 0 || !canEnter(to) || !canCross(from, to))
         return;
       source[to] = source[from];
       work.push_back(to);
@@ -480,6 +519,7 @@ void AutocastPass::propagate() {
     return source;
   };
   auto isAllow = [&](unsigned i) { return nodes[i].allow; };
+  auto anyEdge = [](unsigned, unsigned) { return true; };
 
   // 1. Deny spreads forward through infer and clear ops. Every infer op
   //    reached is denied; a clear op reached is denied only if it leads on
@@ -488,7 +528,13 @@ void AutocastPass::propagate() {
   {
     std::vector<int> denySource =
         spread([&](unsigned i) { return nodes[i].deny; }, /*forward=*/true,
-               /*backward=*/false, isInferOrClear);
+               /*backward=*/false, isInferOrClear,
+               [&](unsigned from, unsigned to) {
+                 if (!isSmallEdge(from, to))
+                   return true;
+                 smallFrom[to] = nodes[from].name;
+                 return false;
+               });
     // Node indices follow a pre-order walk, a topological order: visit
     // consumers before producers.
     for (unsigned i = n; i-- > 0;) {
@@ -511,8 +557,9 @@ void AutocastPass::propagate() {
     auto canEnter = [&](unsigned j) {
       return isInferOrClear(j) && !nodes[j].deny;
     };
-    std::vector<int> fromAllow = spread(isAllow, true, false, canEnter);
-    std::vector<int> toAllow = spread(isAllow, false, true, canEnter);
+    std::vector<int> fromAllow =
+        spread(isAllow, true, false, canEnter, anyEdge);
+    std::vector<int> toAllow = spread(isAllow, false, true, canEnter, anyEdge);
     for (unsigned i = 0; i < n; ++i) {
       Node &node = nodes[i];
       if (node.allow || node.deny || fromAllow[i] < 0 || toAllow[i] < 0)
@@ -525,9 +572,12 @@ void AutocastPass::propagate() {
 
   // 3. Allow spreads through clear ops, in both directions.
   {
-    std::vector<int> source = spread(isAllow, true, true, [&](unsigned j) {
-      return nodes[j].cls == PrecisionClass::Clear && !nodes[j].deny;
-    });
+    std::vector<int> source = spread(
+        isAllow, true, true,
+        [&](unsigned j) {
+          return nodes[j].cls == PrecisionClass::Clear && !nodes[j].deny;
+        },
+        anyEdge);
     for (unsigned i = 0; i < n; ++i) {
       Node &node = nodes[i];
       if (node.allow || source[i] < 0)
@@ -563,10 +613,10 @@ void AutocastPass::propagate() {
       }
       fromWeights[i] = any && all;
     }
-    std::vector<int> source = spread(isAllow, /*forward=*/false,
-                                     /*backward=*/true, [&](unsigned j) {
-                                       return fromWeights[j] && !nodes[j].allow;
-                                     });
+    std::vector<int> source = spread(
+        isAllow, /*forward=*/false,
+        /*backward=*/true,
+        [&](unsigned j) { return fromWeights[j] && !nodes[j].allow; }, anyEdge);
     for (unsigned i = 0; i < n; ++i) {
       Node &node = nodes[i];
       if (node.allow || source[i] < 0)
@@ -659,7 +709,7 @@ void AutocastPass::propagate() {
       if (input->allow) {
         from = input->name;
         anyLow = true;
-      } else if (input->deny) {
+      } else if (input->deny && !isSmallEdge(nodeIndex.lookup(input->op), i)) {
         anyDenied = true;
       }
     }
@@ -667,6 +717,17 @@ void AutocastPass::propagate() {
       continue;
     node.allow = true;
     node.reason = "follows low-precision input from '" + from + "'";
+  }
+
+  // The report says where a small fp32 operand was cast rather than
+  // followed.
+  std::string lowName;
+  llvm::raw_string_ostream(lowName) << lowType;
+  for (unsigned i = 0; i < n; ++i) {
+    Node &node = nodes[i];
+    if (node.allow && !smallFrom[i].empty())
+      node.reason +=
+          "; small fp32 operand from '" + smallFrom[i] + "' cast to " + lowName;
   }
 
   for (Node &node : nodes) {

@@ -2,15 +2,18 @@
 CPU backend before autocast decides.
 
 - an attention layer whose scale 1/sqrt(d) is computed from a constant
-  (Sqrt, Reciprocal) keeps every op in fp16 with folding and pulls
-  Mul and Softmax into fp32 without (`--amp-no-constant-folding`); its fp16
-  output matches onnxruntime's fp32 output within the fp16 tolerance;
+  (Sqrt, Reciprocal) keeps every op in fp16 with folding; without
+  (`--amp-no-constant-folding`) Sqrt and Reciprocal stay fp32 and their
+  rank-0 result is cast for the Mul (the small-operand rule), as when d is
+  a graph input; its fp16 output matches onnxruntime's fp32 output within
+  the fp16 tolerance;
 - folded and unfolded programs give bit-identical fp32 outputs (folding
   uses the backend's own numerics), for a chain of float math (Pow, Div,
   Exp, Erf, Cast to fp16 and back);
 - a constant that does not fit fp16 still keeps its op in fp32.
 """
 
+import json
 import re
 
 import numpy as np
@@ -60,11 +63,37 @@ def test_attention_scale_stays_fp16(amp_opt, tmp_path):
     assert folded.returncode == 0 and plain.returncode == 0, folded.stderr + plain.stderr
     f, p = summary(folded), summary(plain)
     assert f["f32"] == 0 and f["f16"] == f["ops"], f
-    assert p["f32"] >= 3, p  # Sqrt, Reciprocal, Mul (and Softmax) in fp32
-    assert f["casts"] < p["casts"], (f, p)
+    # Sqrt and Reciprocal in fp32; their rank-0 result is cast to fp16 for
+    # the Mul (one more cast), which does not pull Mul and Softmax to fp32.
+    assert p["f32"] == 2 and p["casts"] == f["casts"] + 1, (f, p)
     text = (tmp_path / "a.mlir").read_text()
     assert "amp.sqrt" not in text and "amp.reciprocal" not in text
     assert re.search(r"amp\.softmax .*tensor<2x4x64x64xf16>", text), text
+    plain_text = (tmp_path / "b.mlir").read_text()
+    assert re.search(r"amp\.softmax .*tensor<2x4x64x64xf16>", plain_text), plain_text
+    assert re.search(r"small fp32 operand from 'scale' cast to f16|amp\.mul .*f16", plain_text)
+
+
+def test_run_time_scale_is_cast_not_followed(amp_opt, tmp_path):
+    """The scale's d a graph input (nothing folds): the rank-0 result of
+    Reciprocal(Sqrt(d)) is cast to fp16 for the Mul; Mul and Softmax stay
+    fp16, and the report says why."""
+    model = attention(tmp_path / "attn.onnx")
+    graph = model.graph
+    del graph.initializer[:]
+    graph.input.append(helper.make_tensor_value_info("d", TensorProto.FLOAT, []))
+    onnx.save(model, tmp_path / "attn_d.onnx")
+    report = tmp_path / "report.json"
+    proc = amp_opt.run(tmp_path / "attn_d.onnx", f"--amp-report={report}", "-o",
+                       tmp_path / "d.mlir")
+    assert proc.returncode == 0, proc.stderr
+    s = summary(proc)
+    # q, k, v and the scale in, y out: the five boundaries, nothing inside.
+    assert s["f32"] == 2 and s["casts"] == 5, s
+    ops = {o["op"]: o for o in json.loads(report.read_text())["ops"]}
+    assert ops["Mul"]["precision"] == "f16"
+    assert "small fp32 operand from" in ops["Mul"]["reason"], ops["Mul"]
+    assert ops["Softmax"]["precision"] == "f16"
 
 
 def test_attention_fp16_matches_onnxruntime(amp_run, tmp_path):
