@@ -108,6 +108,21 @@ def save_arrays(folder, prefix, arrays):
     return paths
 
 
+def run_amp_on(amp_run, folder, model, feeds, *flags):
+    """Saves ``model`` and ``feeds`` (name -> array, in input order) under
+    ``folder`` and runs amp-run on them with ``--output-dir folder/out``.
+    Returns (CompletedProcess, the outputs in graph order or None when it
+    failed)."""
+    path = save_model(model, folder)
+    args = []
+    for input_path in save_arrays(folder, "in", list(feeds.values())):
+        args += ["-i", input_path]
+    proc = run_amp(amp_run, path, *args, "--output-dir", folder / "out", *flags)
+    if proc.returncode != 0:
+        return proc, None
+    return proc, [np.load(folder / "out" / f"{o.name}.npy") for o in model.graph.output]
+
+
 def ort_run(model, feeds):
     """onnxruntime's outputs (CPU provider) as a list, in graph order."""
     session = ort.InferenceSession(model.SerializeToString(),

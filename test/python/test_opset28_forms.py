@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
-from test_amp_run import describe, run_amp, save_model
+from test_amp_run import describe, run_amp_on, save_model
 
 FLOAT, FLOAT16, INT8, INT32 = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.INT8,
                                TensorProto.INT32)
@@ -31,17 +31,10 @@ def vi(name, elem_type, shape):
 def run_and_compare(amp_run, tmp_path, model, feeds, exact_zero_sign=False):
     """amp-run's outputs equal the reference evaluator's bit for bit (NaN
     where it is NaN; with exact_zero_sign, zeros signed alike)."""
-    path = save_model(model, tmp_path)
-    args = []
-    for i, value in enumerate(feeds.values()):
-        np.save(tmp_path / f"in{i}.npy", value)
-        args += ["-i", tmp_path / f"in{i}.npy"]
-    out = tmp_path / "out"
-    proc = run_amp(amp_run, path, *args, "--output-dir", out)
+    proc, outputs = run_amp_on(amp_run, tmp_path, model, feeds)
     assert proc.returncode == 0, describe(proc)
     want = ReferenceEvaluator(model).run(None, feeds)
-    for o, expected in zip(model.graph.output, want):
-        got = np.load(out / f"{o.name}.npy")
+    for o, got, expected in zip(model.graph.output, outputs, want):
         assert got.dtype == expected.dtype and got.shape == expected.shape, o.name
         np.testing.assert_array_equal(got, expected, err_msg=o.name)
         if exact_zero_sign:

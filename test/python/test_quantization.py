@@ -13,7 +13,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from amp_test_utils import require_module
-from test_amp_run import describe, ort_run, run_amp, save_model
+from test_amp_run import describe, ort_run, run_amp_on, save_model
 
 ort = require_module("onnxruntime")  # missing: a failure, not a skip
 
@@ -30,14 +30,9 @@ def model21(node, inputs, outputs, initializers):
 
 
 def run_amp_outputs(amp_run, tmp_path, model, feeds):
-    path = save_model(model, tmp_path)
-    args = []
-    for i, value in enumerate(feeds.values()):
-        np.save(tmp_path / f"in{i}.npy", value)
-        args += ["-i", tmp_path / f"in{i}.npy"]
-    proc = run_amp(amp_run, path, *args, "--output-dir", tmp_path / "out")
+    proc, outputs = run_amp_on(amp_run, tmp_path, model, feeds)
     assert proc.returncode == 0, describe(proc)
-    return [np.load(tmp_path / "out" / f"{o.name}.npy") for o in model.graph.output]
+    return outputs
 
 
 def scale_shape(x_shape, granularity, axis, block):

@@ -134,12 +134,54 @@ struct GatherNDOpLowering : public OpConversionPattern<GatherNDOp> {
   }
 };
 
+/// ReverseSequence: out[.., t, .., b, ..] = in[.., len[b] - 1 - t, .., b, ..]
+/// for t < len[b], in[..] itself beyond; len[b] is checked to be in
+/// [0, seq] (and clamped into it).
+struct ReverseSequenceOpLowering
+    : public OpConversionPattern<ReverseSequenceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReverseSequenceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput(), lens = adaptor.getSequenceLens();
+    int64_t timeAxis = op.getTimeAxis(), batchAxis = op.getBatchAxis();
+    RankedTensorType type = convertedResultType(getTypeConverter(), op);
+    SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, input);
+    Value seq = rewriter.create<tensor::DimOp>(loc, input, timeAxis);
+    Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
+    Value seqPlusOne = rewriter.create<arith::AddIOp>(loc, seq, one);
+    checkIndexRange(rewriter, loc, op, lens, seqPlusOne,
+                    /*allowNegative=*/false, "sequence length");
+    Value result = buildIndexGenerated(
+        rewriter, loc, type, sizes,
+        [&](OpBuilder &b, Location l, ValueRange indices) -> Value {
+          Value t = indices[timeAxis];
+          Value len = toIndex(b, l,
+                              b.create<tensor::ExtractOp>(
+                                  l, lens, ValueRange{indices[batchAxis]}));
+          Value zero = b.create<arith::ConstantIndexOp>(l, 0);
+          len = b.create<arith::MaxSIOp>(l, len, zero);
+          len = b.create<arith::MinSIOp>(l, len, seq);
+          Value reversed = b.create<arith::SubIOp>(
+              l, b.create<arith::SubIOp>(l, len, one), t);
+          Value inside =
+              b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, t, len);
+          SmallVector<Value> at(indices);
+          at[timeAxis] = b.create<arith::SelectOp>(l, inside, reversed, t);
+          return b.create<tensor::ExtractOp>(l, input, at);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateGatherPatterns(TypeConverter &converter,
                             RewritePatternSet &patterns) {
-  patterns.add<GatherOpLowering, GatherElementsOpLowering, GatherNDOpLowering>(
-      converter, patterns.getContext());
+  patterns.add<GatherOpLowering, GatherElementsOpLowering, GatherNDOpLowering,
+               ReverseSequenceOpLowering>(converter, patterns.getContext());
 }
 
 } // namespace mlir::amp::lowering

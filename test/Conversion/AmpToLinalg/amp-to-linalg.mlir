@@ -570,3 +570,26 @@ func.func @scalar_resource_constant() -> (tensor<f32>, tensor<2xf32>) {
     }
   }
 #-}
+
+// -----
+
+// ReverseSequence (time axis 0, batch axis 1): each element reads
+// in[len[b] - 1 - t, b, ...] inside the sequence, in[t, b, ...] beyond;
+// len[b] is clamped into [0, seq].
+// CHECK-LABEL: func.func @reverse_sequence
+// CHECK: linalg.generic
+// CHECK: %[[T:.*]] = linalg.index 0 : index
+// CHECK: %[[B:.*]] = linalg.index 1 : index
+// CHECK: %[[L:.*]] = tensor.extract %{{.*}}[%[[B]]] : tensor<4xi64>
+// CHECK: %[[LI:.*]] = arith.index_cast %[[L]] : i64 to index
+// CHECK: %[[LO:.*]] = arith.maxsi %[[LI]], %{{.*}} : index
+// CHECK: %[[LEN:.*]] = arith.minsi %[[LO]], %{{.*}} : index
+// CHECK: %[[LAST:.*]] = arith.subi %[[LEN]], %{{.*}} : index
+// CHECK: %[[REV:.*]] = arith.subi %[[LAST]], %[[T]] : index
+// CHECK: %[[IN:.*]] = arith.cmpi slt, %[[T]], %[[LEN]] : index
+// CHECK: %[[SRC:.*]] = arith.select %[[IN]], %[[REV]], %[[T]] : index
+// CHECK: tensor.extract %{{.*}}[%[[SRC]], %[[B]], %{{.*}}] : tensor<5x4x3xf32>
+func.func @reverse_sequence(%x: tensor<5x4x3xf32>, %l: tensor<4xi64>) -> tensor<5x4x3xf32> {
+  %0 = amp.reverse_sequence %x, %l : (tensor<5x4x3xf32>, tensor<4xi64>) -> tensor<5x4x3xf32>
+  return %0 : tensor<5x4x3xf32>
+}

@@ -387,3 +387,21 @@ func.func @dequantize_float_input(%x: tensor<2xf32>, %s: tensor<f32>) -> tensor<
   %0 = amp.dequantize_linear %x, %s, %none : (tensor<2xf32>, tensor<f32>, none) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+func.func @reverse_sequence_axes(%x: tensor<5x4x3xf32>, %l: tensor<4xi64>) -> tensor<5x4x3xf32> {
+  // expected-error @+2 {{ReverseSequence batch_axis and time_axis must be 0 and 1 in either order, not 2 and 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.reverse_sequence %x, %l {batch_axis = 2 : i64, time_axis = 0 : i64} : (tensor<5x4x3xf32>, tensor<4xi64>) -> tensor<5x4x3xf32>
+  return %0 : tensor<5x4x3xf32>
+}
+
+// -----
+
+func.func @reverse_sequence_lens(%x: tensor<5x4x3xf32>, %l: tensor<5xi64>) -> tensor<5x4x3xf32> {
+  // expected-error @+2 {{ReverseSequence sequence_lens must be 1-D with the batch size 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.reverse_sequence %x, %l : (tensor<5x4x3xf32>, tensor<5xi64>) -> tensor<5x4x3xf32>
+  return %0 : tensor<5x4x3xf32>
+}

@@ -171,7 +171,8 @@ def Amp_TriluOp : Amp_PureOp<"Trilu", "trilu", "inferSameAsFirst"> {
 }
 
 def Amp_ReverseSequenceOp : Amp_PureOp<"ReverseSequence", "reverse_sequence",
-                                       "inferSameAsFirst"> {
+    "inferReverseSequence(ctx, adaptor.getBatchAxis(), adaptor.getTimeAxis(), "
+    "inferred)"> {
   let summary = "ONNX ReverseSequence";
   let arguments = (ins Amp_Tensor:$input, Amp_I64Tensor:$sequence_lens,
                        DefaultValuedAttr<I64Attr, "1">:$batch_axis,

@@ -188,6 +188,8 @@ LogicalResult inferDepthToSpace(InferenceContext &ctx, int64_t blocksize,
 LogicalResult inferSpaceToDepth(InferenceContext &ctx, int64_t blocksize,
                                 llvm::StringRef mode, Types &results);
 // Gather.cpp
+LogicalResult inferReverseSequence(InferenceContext &ctx, int64_t batchAxis,
+                                   int64_t timeAxis, Types &results);
 LogicalResult inferGather(InferenceContext &ctx, int64_t axis, Types &results);
 LogicalResult inferGatherElements(InferenceContext &ctx, int64_t axis,
                                   Types &results);

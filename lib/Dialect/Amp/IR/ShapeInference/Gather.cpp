@@ -6,6 +6,32 @@ using namespace mlir;
 using namespace mlir::amp;
 using namespace mlir::amp::shape;
 
+LogicalResult shape::inferReverseSequence(InferenceContext &ctx,
+                                          int64_t batchAxis, int64_t timeAxis,
+                                          Types &results) {
+  auto input = requireTensor(ctx, 0);
+  auto lens = requireTensor(ctx, 1);
+  if (failed(input) || failed(lens))
+    return failure();
+  if (input->getRank() < 2)
+    return ctx.emitError("ReverseSequence input must have rank 2 or more");
+  if (!((batchAxis == 0 && timeAxis == 1) || (batchAxis == 1 && timeAxis == 0)))
+    return ctx.emitError("ReverseSequence batch_axis and time_axis must be 0 "
+                         "and 1 in either order, not " +
+                         Twine(batchAxis) + " and " + Twine(timeAxis));
+  int64_t batch = input->getDimSize(batchAxis);
+  if (lens->getRank() != 1 ||
+      (!ShapedType::isDynamic(batch) && !lens->isDynamicDim(0) &&
+       lens->getDimSize(0) != batch))
+    return ctx.emitError("ReverseSequence sequence_lens must be 1-D with the "
+                         "batch size " +
+                         Twine(ShapedType::isDynamic(batch)
+                                   ? std::string("?")
+                                   : std::to_string(batch)));
+  results.push_back(*input);
+  return success();
+}
+
 LogicalResult shape::inferGather(InferenceContext &ctx, int64_t axisAttr,
                                  Types &results) {
   auto x = requireTensor(ctx, 0);
