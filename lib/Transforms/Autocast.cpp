@@ -122,16 +122,18 @@ std::optional<std::string> findQuantizationBoundary(Operation *op) {
   return std::nullopt;
 }
 
-/// Operands of at most this many elements do not decide an op's precision
-/// (see propagate()); the constant range rule uses the same bound for
-/// scalar-like constants.
-constexpr int64_t kSmallOperandElements = 16;
+/// Constants of at most this many elements are scalar-like (an epsilon, a
+/// scale) for the constant range rule.
+constexpr int64_t kScalarLikeConstantElements = 16;
 
-/// Whether `value` is a statically small tensor (rank 0 included).
-bool isSmallOperand(Value value) {
+/// Whether `value` is a single number (rank 0, or every size 1): a scale
+/// or an epsilon computed at run time. Such an operand does not decide an
+/// op's precision (see propagate()). Per-row statistics (a LayerNorm
+/// variance of shape [B, S, 1]) are not: casting them would add a rounding
+/// inside a normalisation.
+bool isScalarOperand(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  return type && type.hasStaticShape() &&
-         type.getNumElements() <= kSmallOperandElements;
+  return type && type.hasStaticShape() && type.getNumElements() == 1;
 }
 
 /// Name used for a value in cast names and reports.
@@ -387,7 +389,7 @@ static bool losesValues(const ConversionStats &stats, int64_t numElements,
     return true;
   if (!stats.flushedToZero)
     return false;
-  if (numElements <= kSmallOperandElements)
+  if (numElements <= kScalarLikeConstantElements)
     return true;
   return stats.flushedToZero * 2 >= stats.nonZero;
 }
@@ -462,9 +464,9 @@ void AutocastPass::propagate() {
            nodes[i].cls == PrecisionClass::Clear;
   };
 
-  // A small fp32 operand (at most kSmallOperandElements elements: an
-  // attention scale computed at run time, an epsilon) of an op that also
-  // has a larger float operand does not decide the op's precision: it is
+  // A scalar fp32 operand (one element: an attention scale computed at
+  // run time, an epsilon) of an op that also has a larger float operand
+  // does not decide the op's precision: it is
   // cast to the low type instead of pulling the op into fp32 (a Mul by
   // Reciprocal(Sqrt(d)) and the Softmax after it stay low). smallFrom[j]
   // names the denied producer whose small result node j ignored.
@@ -476,7 +478,7 @@ void AutocastPass::propagate() {
       if (!nodes[to].precision.isPrecisionOperand(operand.getOperandNumber()) ||
           !isa<FloatType>(getElementTypeOrSelf(value.getType())))
         continue;
-      bool small = isSmallOperand(value);
+      bool small = isScalarOperand(value);
       if (value.getDefiningOp() == nodes[from].op) {
         if (!small)
           return false;
@@ -719,15 +721,15 @@ void AutocastPass::propagate() {
     node.reason = "follows low-precision input from '" + from + "'";
   }
 
-  // The report says where a small fp32 operand was cast rather than
+  // The report says where a scalar fp32 operand was cast rather than
   // followed.
   std::string lowName;
   llvm::raw_string_ostream(lowName) << lowType;
   for (unsigned i = 0; i < n; ++i) {
     Node &node = nodes[i];
     if (node.allow && !smallFrom[i].empty())
-      node.reason +=
-          "; small fp32 operand from '" + smallFrom[i] + "' cast to " + lowName;
+      node.reason += "; scalar fp32 operand from '" + smallFrom[i] +
+                     "' cast to " + lowName;
   }
 
   for (Node &node : nodes) {

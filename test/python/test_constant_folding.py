@@ -71,7 +71,7 @@ def test_attention_scale_stays_fp16(amp_opt, tmp_path):
     assert re.search(r"amp\.softmax .*tensor<2x4x64x64xf16>", text), text
     plain_text = (tmp_path / "b.mlir").read_text()
     assert re.search(r"amp\.softmax .*tensor<2x4x64x64xf16>", plain_text), plain_text
-    assert re.search(r"small fp32 operand from 'scale' cast to f16|amp\.mul .*f16", plain_text)
+    assert re.search(r"scalar fp32 operand from 'scale' cast to f16|amp\.mul .*f16", plain_text)
 
 
 def test_run_time_scale_is_cast_not_followed(amp_opt, tmp_path):
@@ -92,7 +92,7 @@ def test_run_time_scale_is_cast_not_followed(amp_opt, tmp_path):
     assert s["f32"] == 2 and s["casts"] == 5, s
     ops = {o["op"]: o for o in json.loads(report.read_text())["ops"]}
     assert ops["Mul"]["precision"] == "f16"
-    assert "small fp32 operand from" in ops["Mul"]["reason"], ops["Mul"]
+    assert "scalar fp32 operand from" in ops["Mul"]["reason"], ops["Mul"]
     assert ops["Softmax"]["precision"] == "f16"
 
 
