@@ -24,7 +24,8 @@ struct QuantAttrs {
   int64_t blockSize = 0;
 
   template <typename QuantOp> static QuantAttrs get(QuantOp op) {
-    return QuantAttrs{op.getAxis(), op.getBlockSize()};
+    return QuantAttrs{static_cast<int64_t>(op.getAxis()),
+                      static_cast<int64_t>(op.getBlockSize())};
   }
 };
 
