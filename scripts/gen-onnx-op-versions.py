@@ -73,7 +73,11 @@ MEANING_CHANGES = [
      "amp writes the inference form; `training_mode = 1` before 14 is an "
      "error (attribute rule)."),
     ("Cast", "19", "`saturate` added (float8 only).",
-     "Dropped before 19 (no float8 types in amp)."),
+     "Dropped before 19 (float8 values cannot be written before 19)."),
+    ("storage types", "19 / 21 / 25",
+     "The 8-bit floats came at 19, INT4/UINT4 at 21, INT2/UINT2 at 25.",
+     "A value of such a type at an older target opset is an error naming "
+     "the opset that has it."),
     ("16-bit floats", "per op",
      "float16 and bfloat16 are admitted by each operator from some version "
      "on (bfloat16 Conv from 22, TopK from 24, ...).",

@@ -82,6 +82,16 @@ func::FuncOp mlir::amp::execution::findEntry(ModuleOp module) {
 // Host tensors
 //===----------------------------------------------------------------------===//
 
+bool mlir::amp::execution::travelsAs(ElementType type, ElementType carrier) {
+  amp_runtime::Float8Kind kind;
+  if (type == ElementType::BF16 || amp_runtime::getFloat8Kind(type, kind))
+    return carrier == ElementType::F32;
+  if (amp_runtime::getNarrowIntegerBits(type))
+    return carrier == (amp_runtime::isUnsignedType(type) ? ElementType::U8
+                                                         : ElementType::I8);
+  return false;
+}
+
 std::optional<ElementType> mlir::amp::execution::toHostElementType(Type type) {
   if (type.isF64())
     return ElementType::F64;
@@ -91,6 +101,14 @@ std::optional<ElementType> mlir::amp::execution::toHostElementType(Type type) {
     return ElementType::F16;
   if (type.isBF16())
     return ElementType::BF16;
+  if (type.isFloat8E4M3FN())
+    return ElementType::F8E4M3FN;
+  if (type.isFloat8E4M3FNUZ())
+    return ElementType::F8E4M3FNUZ;
+  if (type.isFloat8E5M2())
+    return ElementType::F8E5M2;
+  if (type.isFloat8E5M2FNUZ())
+    return ElementType::F8E5M2FNUZ;
   auto integer = dyn_cast<IntegerType>(type);
   if (!integer)
     return std::nullopt;
@@ -98,6 +116,10 @@ std::optional<ElementType> mlir::amp::execution::toHostElementType(Type type) {
   switch (integer.getWidth()) {
   case 1:
     return ElementType::Bool;
+  case 2:
+    return isUnsigned ? ElementType::U2 : ElementType::I2;
+  case 4:
+    return isUnsigned ? ElementType::U4 : ElementType::I4;
   case 8:
     return isUnsigned ? ElementType::U8 : ElementType::I8;
   case 16:
@@ -421,9 +443,9 @@ llvm::Error CpuFunction::checkInput(unsigned index, const Tensor &tensor,
                                    StringRef source) const {
   const TensorSignature &sig = inputs[index];
   ElementType expected = *toHostElementType(sig.type.getElementType());
-  // bf16 travels as float32 in .npy files.
-  bool bf16AsF32 =
-      expected == ElementType::BF16 && tensor.elementType == ElementType::F32;
+  // bf16 and the 8-bit floats travel as float32 in .npy files, the 4- and
+  // 2-bit integers as int8/uint8.
+  bool bf16AsF32 = travelsAs(expected, tensor.elementType);
   auto fail = [&](const Twine &message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "input '" + sig.name + "' (" + source +
@@ -434,6 +456,12 @@ llvm::Error CpuFunction::checkInput(unsigned index, const Tensor &tensor,
                 amp_runtime::getElementTypeName(tensor.elementType) +
                 " but the model expects " +
                 amp_runtime::getElementTypeName(expected));
+  if (bf16AsF32 && amp_runtime::getNarrowIntegerBits(expected)) {
+    Tensor converted;
+    std::string error;
+    if (!amp_runtime::convertToStorageType(tensor, expected, converted, error))
+      return fail(error);
+  }
   bool ok = static_cast<int64_t>(tensor.shape.size()) == sig.type.getRank();
   for (int64_t i = 0; ok && i < sig.type.getRank(); ++i)
     ok = sig.type.isDynamicDim(i) || sig.type.getDimSize(i) == tensor.shape[i];
@@ -446,10 +474,18 @@ llvm::Error CpuFunction::checkInput(unsigned index, const Tensor &tensor,
 }
 
 Tensor CpuFunction::prepareInput(unsigned index, Tensor tensor) const {
-  if (inputs[index].type.getElementType().isBF16() &&
-      tensor.elementType == ElementType::F32)
+  ElementType expected =
+      *toHostElementType(inputs[index].type.getElementType());
+  if (expected == tensor.elementType ||
+      !travelsAs(expected, tensor.elementType))
+    return tensor;
+  if (expected == ElementType::BF16)
     return amp_runtime::convertF32Tensor(tensor, ElementType::BF16);
-  return tensor;
+  // checkInput saw that the values fit.
+  Tensor converted;
+  std::string error;
+  amp_runtime::convertToStorageType(tensor, expected, converted, error);
+  return converted;
 }
 
 Tensor CpuFunction::makeRandomInput(unsigned index, std::mt19937_64 &rng) const {
@@ -512,8 +548,7 @@ Comparison mlir::amp::execution::compareTensors(const Tensor &got,
                                                 double rtol) {
   Comparison result;
   bool typeOk = got.elementType == want.elementType ||
-                (got.elementType == ElementType::BF16 &&
-                 want.elementType == ElementType::F32);
+                travelsAs(got.elementType, want.elementType);
   if (!typeOk) {
     result.mismatchedType = true;
     result.message = std::string("element type ") +

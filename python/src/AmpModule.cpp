@@ -114,6 +114,22 @@ const char *dtypeName(ElementType type) {
     return "uint32";
   case ElementType::U64:
     return "uint64";
+  case ElementType::F8E4M3FN:
+    return "float8_e4m3fn";
+  case ElementType::F8E4M3FNUZ:
+    return "float8_e4m3fnuz";
+  case ElementType::F8E5M2:
+    return "float8_e5m2";
+  case ElementType::F8E5M2FNUZ:
+    return "float8_e5m2fnuz";
+  case ElementType::I4:
+    return "int4";
+  case ElementType::U4:
+    return "uint4";
+  case ElementType::I2:
+    return "int2";
+  case ElementType::U2:
+    return "uint2";
   }
   return "?";
 }
@@ -151,8 +167,9 @@ nb::dlpack::dtype dlpackOf(ElementType type) {
     return make(dtype_code::UInt, 32);
   case ElementType::U64:
     return make(dtype_code::UInt, 64);
+  default: // the carrier of a storage type (toArray converts first)
+    return dlpackOf(amp_runtime::getCarrierType(type));
   }
-  return make(dtype_code::Float, 32);
 }
 
 std::optional<ElementType> elementTypeOf(nb::dlpack::dtype dtype) {
@@ -215,24 +232,12 @@ Tensor toTensor(nb::handle object, size_t index) {
   return tensor;
 }
 
-/// A host tensor as a numpy array that owns it (no copy; bf16 becomes
-/// float32, as numpy has no bfloat16).
+/// A host tensor as a numpy array that owns it (no copy; bf16 and the 8-bit
+/// floats become float32, the 4- and 2-bit integers int8/uint8, as numpy
+/// has none of them).
 nb::object toArray(Tensor tensor) {
-  if (tensor.elementType == ElementType::BF16) {
-    Tensor wide;
-    wide.elementType = ElementType::F32;
-    wide.shape = tensor.shape;
-    size_t n = tensor.bytes.size() / 2;
-    wide.bytes.resize(n * 4);
-    for (size_t i = 0; i < n; ++i) {
-      uint32_t bits = 0;
-      uint16_t half;
-      std::memcpy(&half, tensor.bytes.data() + 2 * i, 2);
-      bits = static_cast<uint32_t>(half) << 16;
-      std::memcpy(wide.bytes.data() + 4 * i, &bits, 4);
-    }
-    tensor = std::move(wide);
-  }
+  if (amp_runtime::getCarrierType(tensor.elementType) != tensor.elementType)
+    tensor = amp_runtime::toCarrierType(tensor);
   nb::dlpack::dtype dtype = dlpackOf(tensor.elementType);
   auto *owned = new Tensor(std::move(tensor));
   nb::capsule owner(owned,

@@ -57,6 +57,9 @@ func::FuncOp findEntry(ModuleOp module);
 
 /// The host element type of an MLIR element type (signedness kept).
 std::optional<ElementType> toHostElementType(Type type);
+/// Whether values of `type` may be given and compared as `carrier` (bf16
+/// and the 8-bit floats as f32, the 4- and 2-bit integers as i8/ui8).
+bool travelsAs(ElementType type, ElementType carrier);
 
 /// Reads a .npy file or an ONNX TensorProto .pb.
 llvm::Expected<Tensor> readTensorFile(StringRef path, MLIRContext *context,
@@ -82,8 +85,9 @@ public:
   ArrayRef<TensorSignature> getOutputs() const { return outputs; }
 
   /// Checks `tensor` against input `index` ("input 'x' (source) has ...").
-  /// bf16 inputs also accept f32 tensors (bf16 travels as float32 in .npy
-  /// files); `prepareInput` converts them.
+  /// Inputs also accept the tensors their type travels as (see travelsAs:
+  /// bf16 and 8-bit floats as f32, 4- and 2-bit integers as i8/ui8 within
+  /// their range); `prepareInput` converts them.
   llvm::Error checkInput(unsigned index, const Tensor &tensor,
                          StringRef source) const;
   Tensor prepareInput(unsigned index, Tensor tensor) const;

@@ -44,6 +44,34 @@ ConversionStats convertFloats(const float *input, uint16_t *output,
                               size_t size, LowFloatKind kind,
                               bool clampToFinite);
 
+/// The 8-bit float formats of ONNX (TensorProto FLOAT8E4M3FN, FLOAT8E4M3FNUZ,
+/// FLOAT8E5M2, FLOAT8E5M2FNUZ; MLIR's f8E4M3FN, ...). They are storage
+/// types: amp computes on them only through Cast, QuantizeLinear and
+/// DequantizeLinear.
+enum class Float8Kind { E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ };
+
+struct Float8Format {
+  unsigned exponentBits;
+  unsigned mantissaBits;
+  int bias;
+  /// E5M2: an all-ones exponent holds +-Inf (mantissa 0) and NaN, as IEEE.
+  bool hasInfinity;
+  /// FNUZ: 0x80 is the only NaN; there is no negative zero and no Inf.
+  bool fnuz;
+  /// Bits and value of the largest finite value.
+  uint8_t maxBits;
+  double maxFinite;
+};
+
+const Float8Format &getFloat8Format(Float8Kind kind);
+/// The value of the 8-bit pattern `bits` (exact).
+double float8BitsToDouble(uint8_t bits, Float8Kind kind);
+/// Rounds `value` to the nearest `kind` value, ties to even, as ONNX Cast:
+/// with `saturate`, Inf and values that round beyond the largest finite
+/// value become it (with their sign); without, they become Inf (E5M2) or
+/// NaN. NaN stays NaN; FNUZ types have no -0 (it becomes +0).
+uint8_t doubleToFloat8Bits(double value, Float8Kind kind, bool saturate);
+
 } // namespace amp_runtime
 
 #endif // AMP_RUNTIME_FLOATCONVERSION_H

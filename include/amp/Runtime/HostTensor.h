@@ -10,6 +10,8 @@
 #ifndef AMP_RUNTIME_HOSTTENSOR_H
 #define AMP_RUNTIME_HOSTTENSOR_H
 
+#include "amp/Runtime/FloatConversion.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <random>
@@ -18,7 +20,10 @@
 
 namespace amp_runtime {
 
-/// Element types of amp programs (signedness kept; Bool is one byte).
+/// Element types of amp programs (signedness kept; Bool is one byte). The
+/// 8-bit floats and the 4- and 2-bit integers are storage types (see
+/// Float8Kind); the narrow integers take one byte per element in memory,
+/// with only their low bits significant (ONNX files pack them).
 enum class ElementType : uint8_t {
   F64,
   F32,
@@ -32,11 +37,23 @@ enum class ElementType : uint8_t {
   U8,
   U16,
   U32,
-  U64
+  U64,
+  F8E4M3FN,
+  F8E4M3FNUZ,
+  F8E5M2,
+  F8E5M2FNUZ,
+  I4,
+  U4,
+  I2,
+  U2
 };
 
 size_t getElementBytes(ElementType type);
 bool isUnsignedType(ElementType type);
+/// The 8-bit float kind of `type`, or false.
+bool getFloat8Kind(ElementType type, Float8Kind &kind);
+/// Bits of a 4- or 2-bit integer type (0 for the others).
+unsigned getNarrowIntegerBits(ElementType type);
 /// The name MLIR prints for the type (f32, bf16, i1, ui8, ...).
 const char *getElementTypeName(ElementType type);
 
@@ -65,10 +82,12 @@ struct Tensor {
 };
 
 /// Reads a .npy file (C order, little-endian; bool, int, uint and float
-/// arrays). On failure returns false and sets `error` ("'<path>': why").
-/// Parses the contents of a .npy file (errors without a file name).
+/// arrays; 8-bit floats travel as float32 and 4- and 2-bit integers as
+/// int8/uint8, as bf16 does). On failure returns false and sets `error`
+/// ("'<path>': why"). Parses the contents of a .npy file (errors without a file
+/// name).
 bool parseNpy(const std::string &data, Tensor &tensor, std::string &error);
-/// The contents of a .npy file holding `tensor` (bf16 as float32).
+/// The contents of a .npy file holding `tensor` (in its carrier type).
 std::string encodeNpy(const Tensor &tensor);
 /// Writes `contents` to `path` through a temporary file and a rename, so a
 /// failed write leaves no partial file.
@@ -85,6 +104,19 @@ bool writeNpy(const std::string &path, const Tensor &tensor,
 /// nearest even for fp16/bf16), integers in [0, 10), bools 0 or 1.
 Tensor makeRandomTensor(ElementType type, const std::vector<int64_t> &shape,
                         std::mt19937_64 &rng);
+
+/// The type values of `type` are exchanged as with numpy, which lacks it:
+/// f32 for bf16 and the 8-bit floats, i8/ui8 for the 4- and 2-bit integers;
+/// `type` itself for the others.
+ElementType getCarrierType(ElementType type);
+/// `tensor` in its carrier type (exact).
+Tensor toCarrierType(const Tensor &tensor);
+
+/// A copy of `tensor` in the storage type `type`: an 8-bit float from f32
+/// (round to nearest even, saturating), a 4- or 2-bit integer from int8 or
+/// uint8 (values out of its range are an error, in `error`).
+bool convertToStorageType(const Tensor &tensor, ElementType type,
+                          Tensor &converted, std::string &error);
 
 /// A copy of an f32 tensor in `type` (F16 or BF16, round to nearest even).
 Tensor convertF32Tensor(const Tensor &tensor, ElementType type);

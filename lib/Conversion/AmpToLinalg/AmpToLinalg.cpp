@@ -21,12 +21,18 @@ using namespace mlir::amp::lowering;
 
 namespace {
 
-/// Unsigned integer tensors become signless; everything else is unchanged.
+/// Unsigned integer tensors become signless; the storage types (8-bit
+/// floats, 4- and 2-bit integers) become i8 tensors of their bits, one
+/// element per byte (the narrow integers sign- or zero-extended), which is
+/// what the runtime holds and what vectorized loops may load; everything
+/// else is unchanged.
 class AmpTypeConverter : public TypeConverter {
 public:
   explicit AmpTypeConverter(MLIRContext *context) {
     addConversion([](Type type) { return type; });
     addConversion([context](RankedTensorType type) -> Type {
+      if (isStorageElementType(type.getElementType()))
+        return type.clone(IntegerType::get(context, 8));
       auto intType = dyn_cast<IntegerType>(type.getElementType());
       if (!intType || intType.isSignless())
         return type;
@@ -55,8 +61,16 @@ struct ConstantOpLowering : public OpConversionPattern<amp::ConstantOp> {
     auto type =
         cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
     ElementsAttr value = op.getValue();
+    Type original = op.getType().getElementType();
     if (type != op.getType()) {
-      if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+      auto dense = dyn_cast<DenseElementsAttr>(value);
+      if (dense && original.getIntOrFloatBitWidth() < 8) {
+        // A 4- or 2-bit integer: its value, extended to a byte.
+        bool isUnsigned = original.isUnsignedInteger();
+        value = dense.mapValues(type.getElementType(), [&](const APInt &v) {
+          return isUnsigned ? v.zext(8) : v.sext(8);
+        });
+      } else if (dense) {
         value = dense.bitcast(type.getElementType());
       } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
         value = DenseResourceElementsAttr::get(type, resource.getRawHandle());

@@ -520,7 +520,14 @@ BodyFn getBody(Operation *op) {
       })
       .Case<CastOp, CastLikeOp>([&](auto o) {
         Type to = getElementTypeOrSelf(o.getOutput().getType());
+        Type from = getElementTypeOrSelf(o.getInput().getType());
         bool toUnsigned = isUnsignedInt(to);
+        if (isStorageElementType(from) || isStorageElementType(to)) {
+          bool saturate = o.getSaturate() != 0;
+          return f([=](ScalarBuilder &s, ValueRange a) -> Value {
+            return castStorageScalar(s.b, s.loc, a[0], from, to, saturate);
+          });
+        }
         return f([=](ScalarBuilder &s, ValueRange a) -> Value {
           Type target = to;
           if (auto intType = dyn_cast<IntegerType>(to))

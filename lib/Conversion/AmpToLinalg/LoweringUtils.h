@@ -42,6 +42,16 @@ Value highestValue(OpBuilder &b, Location loc, Type type, bool isUnsigned);
 /// (float->int truncates toward zero, anything->bool is `!= 0`).
 Value convertScalar(OpBuilder &b, Location loc, Value value, Type to,
                     bool fromUnsigned, bool toUnsigned);
+/// Whether `type` is a storage type (an 8-bit float or a 4- or 2-bit
+/// integer, see Amp_StorageElement): lowered as i8 (see StorageTypes.cpp).
+bool isStorageElementType(Type type);
+/// ONNX Cast of one scalar when `from` or `to` (the amp-level element
+/// types) is a storage type. `value` and the result are in their lowered
+/// types (i8 for a storage type, signless integers); `saturate` is Cast's
+/// attribute for 8-bit float targets.
+Value castStorageScalar(OpBuilder &b, Location loc, Value value, Type from,
+                        Type to, bool saturate);
+
 /// Widens a storage-typed scalar to its compute type (f16/bf16 -> f32).
 Value toComputeType(OpBuilder &b, Location loc, Value value);
 /// The body of a contraction generic (lhs, rhs, accumulator block

@@ -12,6 +12,12 @@
 //                     int64 (exact), the product in f32, rounded once to
 //                     the result type.
 //
+// 4- and 2-bit integers arrive as their i8 extensions (see StorageTypes.cpp)
+// and saturate to their own ranges. An 8-bit float y is x / scale + zero
+// point rounded as Cast rounds (saturate as the op says); an 8-bit float x
+// is decoded exactly and (x - zero_point) * scale computed in f32. ONNX
+// requires their zero point to be 0; it is applied all the same.
+//
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
@@ -123,9 +129,12 @@ struct QuantizeLinearLowering : public OpConversionPattern<QuantizeLinearOp> {
     Type storage = getElementTypeOrSelf(op.getY());
     std::optional<std::pair<int64_t, int64_t>> range =
         semantics::getQuantizedRange(storage);
-    if (!range)
-      return notLowerable(op, "a quantized type other than int8, uint8, "
-                              "int16 or uint16");
+    bool toFloat8 = semantics::isFloat8Type(storage);
+    if (!range && !toFloat8)
+      return notLowerable(op, "a quantized type other than int2, uint2, "
+                              "int4, uint4, int8, uint8, int16, uint16 or an "
+                              "8-bit float");
+    bool saturate = op.getSaturate() != 0;
     bool toUnsigned = isUnsignedInt(storage);
     bool xUnsigned = isUnsignedInt(getElementTypeOrSelf(op.getX()));
     bool zpUnsigned = toUnsigned;
@@ -141,6 +150,13 @@ struct QuantizeLinearLowering : public OpConversionPattern<QuantizeLinearOp> {
         [&](OpBuilder &b, Location l, Value x, Value s, Value z) -> Value {
           Value xf = convertScalar(b, l, x, f32, xUnsigned, false);
           Value sf = convertScalar(b, l, s, f32, false, false);
+          if (toFloat8) {
+            Value q = b.create<arith::DivFOp>(l, xf, sf);
+            if (z)
+              q = b.create<arith::AddFOp>(
+                  l, q, castStorageScalar(b, l, z, storage, f32, true));
+            return castStorageScalar(b, l, q, f32, storage, saturate);
+          }
           Value q = b.create<math::RoundEvenOp>(
               l, b.create<arith::DivFOp>(l, xf, sf));
           if (z)
@@ -169,9 +185,11 @@ struct DequantizeLinearLowering
     if (failed(layout))
       return failure();
     Type stored = getElementTypeOrSelf(op.getX());
-    if (!semantics::getQuantizedRange(stored))
-      return notLowerable(op, "a quantized type other than int8, uint8, "
-                              "int16, uint16 or int32");
+    bool fromFloat8 = semantics::isFloat8Type(stored);
+    if (!semantics::getQuantizedRange(stored) && !fromFloat8)
+      return notLowerable(op, "a quantized type other than int2, uint2, "
+                              "int4, uint4, int8, uint8, int16, uint16, int32 "
+                              "or an 8-bit float");
     bool isUnsigned = isUnsignedInt(stored);
     Value zeroPoint = isNone(adaptor.getXZeroPoint())
                           ? Value()
@@ -183,13 +201,21 @@ struct DequantizeLinearLowering
         rewriter, op.getLoc(), adaptor.getX(), adaptor.getXScale(), zeroPoint,
         *layout, resultType,
         [&](OpBuilder &b, Location l, Value x, Value s, Value z) -> Value {
+          Value sf = convertScalar(b, l, s, f32, false, false);
+          if (fromFloat8) {
+            Value xf = castStorageScalar(b, l, x, stored, f32, true);
+            if (z)
+              xf = b.create<arith::SubFOp>(
+                  l, xf, castStorageScalar(b, l, z, stored, f32, true));
+            return convertScalar(b, l, b.create<arith::MulFOp>(l, xf, sf),
+                                 resultType.getElementType(), false, false);
+          }
           Value diff = convertScalar(b, l, x, i64, isUnsigned, false);
           if (z)
             diff = b.create<arith::SubIOp>(
                 l, diff, convertScalar(b, l, z, i64, isUnsigned, false));
           Value y = b.create<arith::MulFOp>(
-              l, convertScalar(b, l, diff, f32, false, false),
-              convertScalar(b, l, s, f32, false, false));
+              l, convertScalar(b, l, diff, f32, false, false), sf);
           return convertScalar(b, l, y, resultType.getElementType(), false,
                                false);
         });

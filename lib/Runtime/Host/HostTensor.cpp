@@ -29,6 +29,14 @@ size_t amp_runtime::getElementBytes(ElementType type) {
   case ElementType::Bool:
   case ElementType::I8:
   case ElementType::U8:
+  case ElementType::F8E4M3FN:
+  case ElementType::F8E4M3FNUZ:
+  case ElementType::F8E5M2:
+  case ElementType::F8E5M2FNUZ:
+  case ElementType::I4:
+  case ElementType::U4:
+  case ElementType::I2:
+  case ElementType::U2:
     return 1;
   }
   return 1;
@@ -36,7 +44,49 @@ size_t amp_runtime::getElementBytes(ElementType type) {
 
 bool amp_runtime::isUnsignedType(ElementType type) {
   return type == ElementType::U8 || type == ElementType::U16 ||
-         type == ElementType::U32 || type == ElementType::U64;
+         type == ElementType::U32 || type == ElementType::U64 ||
+         type == ElementType::U4 || type == ElementType::U2;
+}
+
+bool amp_runtime::getFloat8Kind(ElementType type, Float8Kind &kind) {
+  switch (type) {
+  case ElementType::F8E4M3FN:
+    kind = Float8Kind::E4M3FN;
+    return true;
+  case ElementType::F8E4M3FNUZ:
+    kind = Float8Kind::E4M3FNUZ;
+    return true;
+  case ElementType::F8E5M2:
+    kind = Float8Kind::E5M2;
+    return true;
+  case ElementType::F8E5M2FNUZ:
+    kind = Float8Kind::E5M2FNUZ;
+    return true;
+  default:
+    return false;
+  }
+}
+
+unsigned amp_runtime::getNarrowIntegerBits(ElementType type) {
+  switch (type) {
+  case ElementType::I4:
+  case ElementType::U4:
+    return 4;
+  case ElementType::I2:
+  case ElementType::U2:
+    return 2;
+  default:
+    return 0;
+  }
+}
+
+/// The value of a 4- or 2-bit integer held in the low bits of `byte`.
+static int narrowIntegerValue(uint8_t byte, ElementType type) {
+  unsigned bits = getNarrowIntegerBits(type);
+  unsigned value = byte & ((1u << bits) - 1);
+  if (!isUnsignedType(type) && (value >> (bits - 1)))
+    return static_cast<int>(value) - (1 << bits);
+  return static_cast<int>(value);
 }
 
 const char *amp_runtime::getElementTypeName(ElementType type) {
@@ -67,6 +117,22 @@ const char *amp_runtime::getElementTypeName(ElementType type) {
     return "ui32";
   case ElementType::U64:
     return "ui64";
+  case ElementType::F8E4M3FN:
+    return "f8E4M3FN";
+  case ElementType::F8E4M3FNUZ:
+    return "f8E4M3FNUZ";
+  case ElementType::F8E5M2:
+    return "f8E5M2";
+  case ElementType::F8E5M2FNUZ:
+    return "f8E5M2FNUZ";
+  case ElementType::I4:
+    return "i4";
+  case ElementType::U4:
+    return "ui4";
+  case ElementType::I2:
+    return "i2";
+  case ElementType::U2:
+    return "ui2";
   }
   return "?";
 }
@@ -114,6 +180,19 @@ double Tensor::getAsDouble(int64_t i) const {
     return load(uint32_t());
   case ElementType::U64:
     return static_cast<double>(load(uint64_t()));
+  case ElementType::F8E4M3FN:
+  case ElementType::F8E4M3FNUZ:
+  case ElementType::F8E5M2:
+  case ElementType::F8E5M2FNUZ: {
+    Float8Kind kind;
+    getFloat8Kind(elementType, kind);
+    return float8BitsToDouble(load(uint8_t()), kind);
+  }
+  case ElementType::I4:
+  case ElementType::U4:
+  case ElementType::I2:
+  case ElementType::U2:
+    return narrowIntegerValue(load(uint8_t()), elementType);
   }
   return 0;
 }
@@ -267,6 +346,37 @@ bool amp_runtime::parseNpy(const std::string &data, Tensor &tensor,
   return true;
 }
 
+ElementType amp_runtime::getCarrierType(ElementType type) {
+  Float8Kind kind;
+  if (type == ElementType::BF16 || getFloat8Kind(type, kind))
+    return ElementType::F32;
+  if (getNarrowIntegerBits(type))
+    return isUnsignedType(type) ? ElementType::U8 : ElementType::I8;
+  return type;
+}
+
+Tensor amp_runtime::toCarrierType(const Tensor &tensor) {
+  ElementType carrier = getCarrierType(tensor.elementType);
+  if (carrier == tensor.elementType)
+    return tensor;
+  Tensor out;
+  out.elementType = carrier;
+  out.shape = tensor.shape;
+  int64_t count = tensor.getNumElements();
+  out.bytes.resize(static_cast<size_t>(count) * getElementBytes(carrier));
+  for (int64_t i = 0; i < count; ++i) {
+    // Exact: every value of these types is a float32 or an int8/uint8.
+    double value = tensor.getAsDouble(i);
+    if (carrier == ElementType::F32) {
+      float f = static_cast<float>(value);
+      std::memcpy(out.bytes.data() + 4 * i, &f, 4);
+    } else {
+      out.bytes[i] = static_cast<char>(static_cast<int>(value));
+    }
+  }
+  return out;
+}
+
 std::string amp_runtime::encodeNpy(const Tensor &tensor) {
   std::string shape = "(";
   for (int64_t d : tensor.shape)
@@ -276,7 +386,8 @@ std::string amp_runtime::encodeNpy(const Tensor &tensor) {
   else if (tensor.shape.size() == 1)
     shape.resize(shape.size() - 1);
   shape += ")";
-  std::string header = "{'descr': '" + descrFromType(tensor.elementType) +
+  std::string header = "{'descr': '" +
+                       descrFromType(getCarrierType(tensor.elementType)) +
                        "', 'fortran_order': False, 'shape': " + shape + ", }";
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
@@ -287,15 +398,11 @@ std::string amp_runtime::encodeNpy(const Tensor &tensor) {
   out += char(header.size() & 0xff);
   out += char(header.size() >> 8);
   out += header;
-  if (tensor.elementType == ElementType::BF16) {
-    for (size_t i = 0; i < tensor.bytes.size(); i += 2) {
-      uint16_t bits;
-      std::memcpy(&bits, tensor.bytes.data() + i, 2);
-      float f = bfloat16BitsToFloat(bits);
-      out.append(reinterpret_cast<const char *>(&f), 4);
-    }
-  } else {
+  if (getCarrierType(tensor.elementType) == tensor.elementType) {
     out.append(tensor.bytes.data(), tensor.bytes.size());
+  } else {
+    Tensor carried = toCarrierType(tensor);
+    out.append(carried.bytes.data(), carried.bytes.size());
   }
   return out;
 }
@@ -328,6 +435,44 @@ bool amp_runtime::writeFileAtomically(const std::string &path,
 bool amp_runtime::writeNpy(const std::string &path, const Tensor &tensor,
                            std::string &error) {
   return writeFileAtomically(path, encodeNpy(tensor), error);
+}
+
+bool amp_runtime::convertToStorageType(const Tensor &tensor, ElementType type,
+                                       Tensor &converted, std::string &error) {
+  converted = Tensor();
+  converted.elementType = type;
+  converted.shape = tensor.shape;
+  int64_t count = tensor.getNumElements();
+  converted.bytes.resize(static_cast<size_t>(count));
+  Float8Kind kind;
+  if (getFloat8Kind(type, kind) && tensor.elementType == ElementType::F32) {
+    for (int64_t i = 0; i < count; ++i)
+      converted.bytes[i] = static_cast<char>(
+          doubleToFloat8Bits(tensor.getAsDouble(i), kind, /*saturate=*/true));
+    return true;
+  }
+  unsigned bits = getNarrowIntegerBits(type);
+  ElementType carrier =
+      isUnsignedType(type) ? ElementType::U8 : ElementType::I8;
+  if (bits && tensor.elementType == carrier) {
+    int low = isUnsignedType(type) ? 0 : -(1 << (bits - 1));
+    int high = isUnsignedType(type) ? (1 << bits) - 1 : (1 << (bits - 1)) - 1;
+    for (int64_t i = 0; i < count; ++i) {
+      int value = static_cast<int>(tensor.getAsDouble(i));
+      if (value < low || value > high) {
+        error = "element " + std::to_string(i) + " is " +
+                std::to_string(value) + ", outside the range of " +
+                getElementTypeName(type) + " [" + std::to_string(low) + ", " +
+                std::to_string(high) + "]";
+        return false;
+      }
+      converted.bytes[i] = static_cast<char>(value);
+    }
+    return true;
+  }
+  error = std::string("cannot hold ") + getElementTypeName(tensor.elementType) +
+          " values as " + getElementTypeName(type);
+  return false;
 }
 
 Tensor amp_runtime::convertF32Tensor(const Tensor &tensor, ElementType type) {
@@ -371,6 +516,13 @@ Tensor amp_runtime::makeRandomTensor(ElementType type,
       std::memcpy(p, &bits, 2);
     } else if (type == ElementType::Bool) {
       *p = small(rng) % 2;
+    } else if (Float8Kind kind; getFloat8Kind(type, kind)) {
+      *p = static_cast<char>(
+          doubleToFloat8Bits(real(rng), kind, /*saturate=*/true));
+    } else if (unsigned bits = getNarrowIntegerBits(type)) {
+      // [0, 10) does not fit: the non-negative values of the type.
+      unsigned limit = isUnsignedType(type) ? 1u << bits : 1u << (bits - 1);
+      *p = static_cast<char>(small(rng) % limit);
     } else {
       int64_t v = small(rng);
       std::memcpy(p, &v, eb);

@@ -13,6 +13,7 @@
 #include "amp/Target/ONNX/ONNXImporter.h"
 
 #include "ONNXImporterInternal.h"
+#include "ONNXTensors.h"
 #include "ONNXVersionRules.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -40,32 +41,7 @@ using llvm::StringRef;
 
 /// MLIR element type -> ONNX TensorProto.DataType (0 if none).
 static int32_t toOnnxDataType(Type type) {
-  if (type.isF32())
-    return onnx::TensorProto::FLOAT;
-  if (type.isF16())
-    return onnx::TensorProto::FLOAT16;
-  if (type.isBF16())
-    return onnx::TensorProto::BFLOAT16;
-  if (type.isF64())
-    return onnx::TensorProto::DOUBLE;
-  if (auto integer = dyn_cast<IntegerType>(type)) {
-    bool isUnsigned = integer.isUnsigned();
-    switch (integer.getWidth()) {
-    case 1:
-      return onnx::TensorProto::BOOL;
-    case 8:
-      return isUnsigned ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8;
-    case 16:
-      return isUnsigned ? onnx::TensorProto::UINT16 : onnx::TensorProto::INT16;
-    case 32:
-      return isUnsigned ? onnx::TensorProto::UINT32 : onnx::TensorProto::INT32;
-    case 64:
-      return isUnsigned ? onnx::TensorProto::UINT64 : onnx::TensorProto::INT64;
-    default:
-      return 0;
-    }
-  }
-  return 0;
+  return onnx_import::toOnnxDataType(type);
 }
 
 namespace {
@@ -396,6 +372,21 @@ ONNXExporter::fillTensor(Operation *op, ElementsAttr attr,
   for (int64_t dim : type.getShape())
     tensor.add_dims(dim);
   int64_t count = type.getNumElements();
+  // 4- and 2-bit integers: amp holds one per byte, ONNX packs them.
+  unsigned packBits = elementType.isIntOrFloat() &&
+                              elementType.getIntOrFloatBitWidth() < 8 &&
+                              !elementType.isInteger(1)
+                          ? elementType.getIntOrFloatBitWidth()
+                          : 0;
+  auto pack = [&](ArrayRef<char> bytes, bool splat) {
+    std::string packed((count * packBits + 7) / 8, '\0');
+    unsigned perByte = 8 / packBits, mask = (1u << packBits) - 1;
+    for (int64_t i = 0; i < count; ++i)
+      packed[i / perByte] |=
+          static_cast<char>((static_cast<uint8_t>(bytes[splat ? 0 : i]) & mask)
+                            << (packBits * (i % perByte)));
+    tensor.set_raw_data(std::move(packed));
+  };
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
     if (!blob)
@@ -403,7 +394,9 @@ ONNXExporter::fillTensor(Operation *op, ElementsAttr attr,
              << resource.getRawHandle().getKey()
              << "' is missing (elided resource)";
     ArrayRef<char> data = blob->getData();
-    if (deferred)
+    if (packBits)
+      pack(data, /*splat=*/false);
+    else if (deferred)
       *deferred = data;
     else
       tensor.set_raw_data(data.data(), data.size());
@@ -412,6 +405,10 @@ ONNXExporter::fillTensor(Operation *op, ElementsAttr attr,
   auto dense = dyn_cast<DenseElementsAttr>(attr);
   if (!dense)
     return op->emitError("cannot export constant attribute ") << attr;
+  if (packBits) {
+    pack(dense.getRawData(), dense.isSplat());
+    return success();
+  }
   std::string raw;
   if (elementType.isInteger(1)) {
     raw.reserve(count);
@@ -589,6 +586,28 @@ LogicalResult ONNXExporter::downgradeForOpset(Operation *op,
       if (auto tensor = dyn_cast<RankedTensorType>(t))
         if (failed(check(tensor.getElementType())))
           return failure();
+  }
+  // The storage types came to ONNX late: 8-bit floats at 19, 4-bit
+  // integers at 21, 2-bit integers at 25.
+  SmallVector<Type> ioTypes(op->getOperandTypes());
+  llvm::append_range(ioTypes, op->getResultTypes());
+  for (Type t : ioTypes) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor)
+      continue;
+    Type element = tensor.getElementType();
+    int64_t since = 0;
+    if (isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
+            Float8E5M2FNUZType>(element))
+      since = 19;
+    else if (element.isInteger(4))
+      since = 21;
+    else if (element.isInteger(2))
+      since = 25;
+    if (opset < since)
+      return op->emitError()
+             << "cannot export: element type " << element << " needs opset "
+             << since << " (use --amp-export-opset=" << since << " or newer)";
   }
   // Forms of older operator versions: the version rules the importer
   // upgrades with.

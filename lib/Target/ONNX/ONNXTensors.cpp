@@ -53,9 +53,45 @@ Type onnx_import::convertElementType(MLIRContext *context, int32_t dataType) {
     return b.getIntegerType(32, false);
   case onnx::TensorProto::UINT64:
     return b.getIntegerType(64, false);
+  // Storage types (numbers of the ONNX versions after Debian's schema).
+  case 17: // FLOAT8E4M3FN
+    return b.getFloat8E4M3FNType();
+  case 18: // FLOAT8E4M3FNUZ
+    return b.getFloat8E4M3FNUZType();
+  case 19: // FLOAT8E5M2
+    return b.getFloat8E5M2Type();
+  case 20: // FLOAT8E5M2FNUZ
+    return b.getFloat8E5M2FNUZType();
+  case 21: // UINT4
+    return b.getIntegerType(4, false);
+  case 22: // INT4
+    return b.getIntegerType(4);
+  case 25: // UINT2
+    return b.getIntegerType(2, false);
+  case 26: // INT2
+    return b.getIntegerType(2);
   default:
+    // FLOAT4E2M1 (23) and FLOAT8E8M0 (24) have no MLIR type in LLVM 19.
     return nullptr;
   }
+}
+
+int32_t onnx_import::toOnnxDataType(Type type) {
+  static constexpr int32_t kLastDataType = 26;
+  for (int32_t dataType = 1; dataType <= kLastDataType; ++dataType)
+    if (Type known = convertElementType(type.getContext(), dataType))
+      if (known == type)
+        return dataType;
+  return 0;
+}
+
+/// Bits of a 4- or 2-bit integer type (0 for the others): ONNX packs them,
+/// low bits first; amp holds one per byte.
+static unsigned packedBits(Type type) {
+  if (auto integer = dyn_cast<IntegerType>(type))
+    if (integer.getWidth() == 2 || integer.getWidth() == 4)
+      return integer.getWidth();
+  return 0;
 }
 
 std::string onnx_import::dataTypeName(int32_t dataType) {
@@ -72,11 +108,9 @@ std::string onnx_import::dataTypeName(int32_t dataType) {
   return "data type " + std::to_string(dataType);
 }
 
-/// Bytes per element of the storage amp uses (i1 is one byte).
+/// Bytes per element of the storage amp uses (i1, i2 and i4 take one).
 size_t onnx_import::storageBytes(Type type) {
-  if (type.isInteger(1))
-    return 1;
-  return type.getIntOrFloatBitWidth() / 8;
+  return std::max<unsigned>(1, type.getIntOrFloatBitWidth() / 8);
 }
 
 /// Element count of `dims`, or an error on negative sizes or overflow.
@@ -194,13 +228,16 @@ onnx_import::convertTensor(MLIRContext *context, onnx::TensorProto &tensor,
                                         *count, elementBytes, limits))
     return std::move(err);
   uint64_t byteSize = *count * elementBytes;
+  // What the file holds: 4- and 2-bit integers packed, low bits first.
+  unsigned bits = packedBits(elementType);
+  uint64_t fileBytes = bits ? (*count * bits + 7) / 8 : byteSize;
   auto type = RankedTensorType::get(dims, elementType);
   bool useResource = static_cast<int64_t>(*count) > denseElementsLimit &&
                      !elementType.isInteger(1);
   auto sizeMismatch = [&](uint64_t have, llvm::StringRef unit) {
     return error("tensor '" + tensor.name() + "' holds " + llvm::Twine(have) +
                  " " + unit + " but its shape and type need " +
-                 llvm::Twine(unit == "bytes" ? byteSize : *count));
+                 llvm::Twine(unit == "bytes" || bits ? fileBytes : *count));
   };
 
   // Where the bytes come from: external file, raw_data, or a typed field.
@@ -218,19 +255,19 @@ onnx_import::convertTensor(MLIRContext *context, onnx::TensorProto &tensor,
     // The file must show that it holds the declared bytes before they
     // are allocated: a small model may declare terabytes.
     llvm::Expected<OpenedExternalData> opened =
-        OpenedExternalData::open(modelDir, *ref, byteSize);
+        OpenedExternalData::open(modelDir, *ref, fileBytes);
     if (!opened)
       return error("tensor '" + tensor.name() +
                    "': " + llvm::toString(opened.takeError()));
-    blob = HeapAsmResourceBlob::allocate(byteSize, alignof(uint64_t));
+    blob = HeapAsmResourceBlob::allocate(fileBytes, alignof(uint64_t));
     if (llvm::Error err = opened->readInto(blob->getMutableData().data()))
       return error("tensor '" + tensor.name() +
                    "': " + llvm::toString(std::move(err)));
     bytes = blob->getData();
   } else if (tensor.has_raw_data()) {
-    if (tensor.raw_data().size() != byteSize)
+    if (tensor.raw_data().size() != fileBytes)
       return sizeMismatch(tensor.raw_data().size(), "bytes");
-    if (useResource) {
+    if (useResource && !bits) {
       // Take ownership of the proto's string: no copy of the weights.
       std::string *raw = tensor.release_raw_data();
       llvm::ArrayRef<char> data(raw->data(), raw->size());
@@ -250,12 +287,30 @@ onnx_import::convertTensor(MLIRContext *context, onnx::TensorProto &tensor,
                                    tensor.raw_data().size());
     }
   } else {
+    // Packed 4- and 2-bit integers: one packed byte per value.
     int64_t have = typedFieldSize(tensor, elementType);
-    if (static_cast<uint64_t>(have) != *count)
+    if (static_cast<uint64_t>(have) != (bits ? fileBytes : *count))
       return sizeMismatch(have, "values");
-    packed.resize(byteSize);
+    packed.resize(fileBytes);
     packTypedField(tensor, elementType, packed.data());
     bytes = llvm::ArrayRef<char>(packed.data(), packed.size());
+  }
+  std::string unpacked;
+  if (bits) {
+    unpacked.resize(*count);
+    bool isSigned = !elementType.isUnsignedInteger();
+    unsigned perByte = 8 / bits, mask = (1u << bits) - 1;
+    for (uint64_t i = 0; i < *count; ++i) {
+      unsigned value =
+          (static_cast<uint8_t>(bytes[i / perByte]) >> (bits * (i % perByte))) &
+          mask;
+      int extended = isSigned && (value >> (bits - 1))
+                         ? static_cast<int>(value) - (1 << bits)
+                         : static_cast<int>(value);
+      unpacked[i] = static_cast<char>(extended);
+    }
+    bytes = llvm::ArrayRef<char>(unpacked.data(), unpacked.size());
+    blob.reset();
   }
 
   if (useResource && inlineSplats && !bytes.empty()) {

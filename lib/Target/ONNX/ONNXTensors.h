@@ -24,6 +24,9 @@ Type convertElementType(MLIRContext *context, int32_t dataType);
 
 /// Name of an ONNX data type for diagnostics ("FLOAT", "STRING", ...).
 std::string dataTypeName(int32_t dataType);
+/// The ONNX TensorProto data type of an MLIR element type (0 if none): the
+/// inverse of convertElementType.
+int32_t toOnnxDataType(Type type);
 
 /// Converts a tensor to an attribute. Tensors with more than
 /// `denseElementsLimit` elements become `dense_resource` blobs; their raw

@@ -382,7 +382,7 @@ func.func @dequantize_blocked_scale_shape(%x: tensor<2x5xi8>, %s: tensor<2x2xf32
 
 func.func @dequantize_float_input(%x: tensor<2xf32>, %s: tensor<f32>) -> tensor<2xf32> {
   %none = amp.none
-  // expected-error @+2 {{DequantizeLinear input of element type f32 is not supported (int8, uint8, int16, uint16, int32)}}
+  // expected-error @+2 {{DequantizeLinear input of element type f32 is not supported (int2, uint2, int4, uint4, int8, uint8, int16, uint16, int32 and the 8-bit floats)}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = amp.dequantize_linear %x, %s, %none : (tensor<2xf32>, tensor<f32>, none) -> tensor<2xf32>
   return %0 : tensor<2xf32>
@@ -404,4 +404,22 @@ func.func @reverse_sequence_lens(%x: tensor<5x4x3xf32>, %l: tensor<5xi64>) -> te
   // expected-error @+1 {{failed to infer returned types}}
   %0 = amp.reverse_sequence %x, %l : (tensor<5x4x3xf32>, tensor<5xi64>) -> tensor<5x4x3xf32>
   return %0 : tensor<5x4x3xf32>
+}
+
+// -----
+
+// 8-bit floats and 4-/2-bit integers are storage types: only Cast,
+// CastLike, QuantizeLinear, DequantizeLinear and data movement take them.
+func.func @arithmetic_on_float8(%a: tensor<3xf8E4M3FN>) -> tensor<3xf8E4M3FN> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of}}
+  %0 = amp.add %a, %a : (tensor<3xf8E4M3FN>, tensor<3xf8E4M3FN>) -> tensor<3xf8E4M3FN>
+  return %0 : tensor<3xf8E4M3FN>
+}
+
+// -----
+
+func.func @matmul_on_int4(%a: tensor<2x2xi4>) -> tensor<2x2xi4> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of}}
+  %0 = amp.matmul %a, %a : (tensor<2x2xi4>, tensor<2x2xi4>) -> tensor<2x2xi4>
+  return %0 : tensor<2x2xi4>
 }

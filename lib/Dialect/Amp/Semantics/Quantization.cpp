@@ -93,13 +93,18 @@ FailureOr<QuantLayout> semantics::resolveQuantLayout(
   return layout;
 }
 
+bool semantics::isFloat8Type(Type type) {
+  return type.isFloat8E4M3FN() || type.isFloat8E4M3FNUZ() ||
+         type.isFloat8E5M2() || type.isFloat8E5M2FNUZ();
+}
+
 std::optional<std::pair<int64_t, int64_t>>
 semantics::getQuantizedRange(Type type) {
   auto intType = dyn_cast<IntegerType>(type);
   if (!intType)
     return std::nullopt;
   unsigned width = intType.getWidth();
-  if (width != 8 && width != 16 && width != 32)
+  if (width != 2 && width != 4 && width != 8 && width != 16 && width != 32)
     return std::nullopt;
   if (intType.isUnsigned())
     return width == 32 ? std::nullopt

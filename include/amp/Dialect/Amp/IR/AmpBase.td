@@ -45,11 +45,19 @@ def Amp_Element : AnyTypeOf<[F64, F32, F16, BF16, I1, I8, I16, I32, I64,
                              UI8, UI16, UI32, UI64]>;
 
 def Amp_Tensor : RankedTensorOf<[Amp_Element]>;
+// Storage types: ONNX's 8-bit floats and 4- and 2-bit integers. amp computes
+// on them only through Cast, CastLike, QuantizeLinear and DequantizeLinear;
+// ops that only move data take them too. Every other op's constraints
+// reject them.
+def Amp_StorageElement : AnyTypeOf<[F8E4M3FN, F8E4M3FNUZ, F8E5M2,
+                                    F8E5M2FNUZ, I<4>, UI<4>, I<2>, UI<2>]>;
+def Amp_AnyTensor : RankedTensorOf<[Amp_Element, Amp_StorageElement]>;
 def Amp_FloatTensor : RankedTensorOf<[Amp_FloatElement]>;
 def Amp_BoolTensor : RankedTensorOf<[I1]>;
 def Amp_IndexTensor : RankedTensorOf<[I32, I64]>;
 def Amp_I64Tensor : RankedTensorOf<[I64]>;
 def Amp_OptTensor : AnyTypeOf<[Amp_Tensor, NoneType]>;
+def Amp_OptAnyTensor : AnyTypeOf<[Amp_AnyTensor, NoneType]>;
 def Amp_OptIndexTensor : AnyTypeOf<[Amp_IndexTensor, NoneType]>;
 
 //===----------------------------------------------------------------------===//

@@ -35,7 +35,7 @@ def Amp_ConstantOp : Amp_PureOp<"Constant", "constant",
     are `dense` attributes.
   }];
   let arguments = (ins ElementsAttr:$value);
-  let results = (outs Amp_Tensor:$output);
+  let results = (outs Amp_AnyTensor:$output);
   let assemblyFormat = "attr-dict $value";
   let hasFolder = 1;
 }
@@ -70,7 +70,8 @@ def Amp_ExpOp : Amp_UnaryOp<"Exp", "exp", (ins), Amp_FloatTensor>;
 def Amp_FloorOp : Amp_UnaryOp<"Floor", "floor", (ins), Amp_FloatTensor>;
 def Amp_HardSwishOp : Amp_UnaryOp<"HardSwish", "hard_swish", (ins),
                                   Amp_FloatTensor>;
-def Amp_IdentityOp : Amp_UnaryOp<"Identity", "identity"> {
+def Amp_IdentityOp : Amp_UnaryOp<"Identity", "identity", (ins),
+                                 Amp_AnyTensor> {
   let hasFolder = 1;
 }
 def Amp_LogOp : Amp_UnaryOp<"Log", "log", (ins), Amp_FloatTensor>;
@@ -482,7 +483,7 @@ def Amp_ShapeOp : Amp_PureOp<"Shape", "shape",
     "inferShapeOp(ctx, adaptor.getStart(), adaptor.getEnd(), inferred)"> {
   let anyTypeOperands = [0];
   let summary = "ONNX Shape (dimensions in [start, end))";
-  let arguments = (ins Amp_Tensor:$data, OptionalAttr<I64Attr>:$start,
+  let arguments = (ins Amp_AnyTensor:$data, OptionalAttr<I64Attr>:$start,
                        OptionalAttr<I64Attr>:$end);
   let results = (outs Amp_I64Tensor:$shape);
   let hasFolder = 1;
@@ -491,7 +492,7 @@ def Amp_ShapeOp : Amp_PureOp<"Shape", "shape",
 def Amp_SizeOp : Amp_PureOp<"Size", "size", "inferSize"> {
   let anyTypeOperands = [0];
   let summary = "ONNX Size (element count as a 0-d i64 tensor)";
-  let arguments = (ins Amp_Tensor:$data);
+  let arguments = (ins Amp_AnyTensor:$data);
   let results = (outs Amp_I64Tensor:$size);
   let hasFolder = 1;
 }
@@ -501,26 +502,26 @@ def Amp_CastOp : Amp_PureOp<"Cast", "cast",
   let anyTypeOperands = [0];
   let fixedTypeResults = [0];
   let summary = "ONNX Cast to the element type `to`";
-  let arguments = (ins Amp_Tensor:$input, TypeAttr:$to,
+  let arguments = (ins Amp_AnyTensor:$input, TypeAttr:$to,
                        DefaultValuedAttr<I64Attr, "1">:$saturate);
-  let results = (outs Amp_Tensor:$output);
+  let results = (outs Amp_AnyTensor:$output);
   let hasFolder = 1;
 }
 
 def Amp_CastLikeOp : Amp_PureOp<"CastLike", "cast_like", "inferCastLike"> {
   let anyTypeOperands = [0];
   let summary = "ONNX CastLike";
-  let arguments = (ins Amp_Tensor:$input, Amp_Tensor:$target_type,
+  let arguments = (ins Amp_AnyTensor:$input, Amp_AnyTensor:$target_type,
                        DefaultValuedAttr<I64Attr, "1">:$saturate);
-  let results = (outs Amp_Tensor:$output);
+  let results = (outs Amp_AnyTensor:$output);
 }
 
 def Amp_ReshapeOp : Amp_PureOp<"Reshape", "reshape",
     "inferReshape(ctx, adaptor.getAllowzero() != 0, inferred)"> {
   let summary = "ONNX Reshape";
-  let arguments = (ins Amp_Tensor:$data, Amp_I64Tensor:$shape,
+  let arguments = (ins Amp_AnyTensor:$data, Amp_I64Tensor:$shape,
                        DefaultValuedAttr<I64Attr, "0">:$allowzero);
-  let results = (outs Amp_Tensor:$reshaped);
+  let results = (outs Amp_AnyTensor:$reshaped);
   let hasFolder = 1;
 }
 
@@ -849,12 +850,12 @@ def Amp_QuantizeLinearOp : Amp_PureOp<"QuantizeLinear", "quantize_linear",
   let fixedTypeResults = [0];
   let summary = "ONNX QuantizeLinear";
   let arguments = (ins Amp_Tensor:$x, Amp_FloatTensor:$y_scale,
-                       Amp_OptTensor:$y_zero_point,
+                       Amp_OptAnyTensor:$y_zero_point,
                        DefaultValuedAttr<I64Attr, "1">:$axis,
                        DefaultValuedAttr<I64Attr, "0">:$block_size,
                        OptionalAttr<TypeAttr>:$output_dtype,
                        DefaultValuedAttr<I64Attr, "1">:$saturate);
-  let results = (outs Amp_Tensor:$y);
+  let results = (outs Amp_AnyTensor:$y);
 }
 
 def Amp_DequantizeLinearOp : Amp_PureOp<"DequantizeLinear",
@@ -864,8 +865,8 @@ def Amp_DequantizeLinearOp : Amp_PureOp<"DequantizeLinear",
   let fixedTypeOperands = [1];
   let fixedTypeResults = [0];
   let summary = "ONNX DequantizeLinear";
-  let arguments = (ins Amp_Tensor:$x, Amp_FloatTensor:$x_scale,
-                       Amp_OptTensor:$x_zero_point,
+  let arguments = (ins Amp_AnyTensor:$x, Amp_FloatTensor:$x_scale,
+                       Amp_OptAnyTensor:$x_zero_point,
                        DefaultValuedAttr<I64Attr, "1">:$axis,
                        DefaultValuedAttr<I64Attr, "0">:$block_size,
                        OptionalAttr<TypeAttr>:$output_dtype);

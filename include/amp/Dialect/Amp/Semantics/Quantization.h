@@ -49,9 +49,13 @@ resolveQuantLayout(ArrayRef<int64_t> xShape, ArrayRef<int64_t> scaleShape,
                    std::optional<ArrayRef<int64_t>> zeroPointShape,
                    const QuantAttrs &attrs, ErrorFn error);
 
-/// The saturation range of a quantized integer type (int8, uint8, int16,
-/// uint16, int32); std::nullopt for any other type.
+/// The saturation range of a quantized integer type (int2, uint2, int4,
+/// uint4, int8, uint8, int16, uint16, int32); std::nullopt for any other
+/// type.
 std::optional<std::pair<int64_t, int64_t>> getQuantizedRange(Type type);
+/// Whether `type` is one of ONNX's 8-bit floats (a quantized type too: x /
+/// scale rounded to it, with Cast's saturation; no zero point added).
+bool isFloat8Type(Type type);
 
 } // namespace mlir::amp::semantics
 

@@ -46,12 +46,15 @@ LogicalResult shape::inferQuantizeLinear(InferenceContext &ctx,
                            Twine(typeToString(zeroPoint.getElementType())));
     elementType = zeroPoint.getElementType();
   }
-  if (auto intType = dyn_cast<IntegerType>(elementType);
-      !intType || intType.getWidth() > 16 ||
-      !semantics::getQuantizedRange(elementType))
+  auto intType = dyn_cast<IntegerType>(elementType);
+  bool supported = semantics::isFloat8Type(elementType) ||
+                   (intType && intType.getWidth() <= 16 &&
+                    semantics::getQuantizedRange(elementType));
+  if (!supported)
     return ctx.emitError("QuantizeLinear output type " +
                          Twine(typeToString(elementType)) +
-                         " is not supported (int8, uint8, int16, uint16)");
+                         " is not supported (int2, uint2, int4, uint4, int8, "
+                         "uint8, int16, uint16 and the 8-bit floats)");
   results.push_back(tensorOf(x->getShape(), elementType));
   return success();
 }
@@ -66,11 +69,12 @@ LogicalResult shape::inferDequantizeLinear(InferenceContext &ctx,
       failed(
           checkScaleAndZeroPoint(ctx, attrs, *x, *scale, "DequantizeLinear")))
     return failure();
-  if (!semantics::getQuantizedRange(x->getElementType()))
+  if (!semantics::getQuantizedRange(x->getElementType()) &&
+      !semantics::isFloat8Type(x->getElementType()))
     return ctx.emitError("DequantizeLinear input of element type " +
                          Twine(typeToString(x->getElementType())) +
-                         " is not supported (int8, uint8, int16, uint16, "
-                         "int32)");
+                         " is not supported (int2, uint2, int4, uint4, int8, "
+                         "uint8, int16, uint16, int32 and the 8-bit floats)");
   if (RankedTensorType zeroPoint = ctx.getTensorType(2);
       zeroPoint && zeroPoint.getElementType() != x->getElementType())
     return ctx.emitError("DequantizeLinear zero point's type " +
