@@ -138,9 +138,33 @@ struct OneHotOpLowering : public OpConversionPattern<OneHotOp> {
     RankedTensorType type = convertedResultType(getTypeConverter(), op);
     int64_t rank = type.getRank();
     int64_t axis = normalizeAxis(op.getAxis(), rank);
-    if (type.isDynamicDim(axis))
-      return notLowerable(op, "depth is not a constant");
-    int64_t depth = type.getDimSize(axis);
+    // The depth: the result's static size, or read at run time (any numeric
+    // type; a fractional one truncates, as onnxruntime does).
+    OpFoldResult depthSize;
+    Value depthI64;
+    if (!type.isDynamicDim(axis)) {
+      depthSize = rewriter.getIndexAttr(type.getDimSize(axis));
+      depthI64 = constantScalar(rewriter, loc, rewriter.getI64Type(),
+                                type.getDimSize(axis));
+    } else {
+      Value scalar = extractScalar(rewriter, loc, adaptor.getDepth());
+      Type depthType = getElementTypeOrSelf(op.getDepth());
+      if (isa<FloatType>(scalar.getType()))
+        scalar = toComputeType(rewriter, loc, scalar);
+      depthI64 = convertScalar(rewriter, loc, scalar, rewriter.getI64Type(),
+                               isUnsignedInt(depthType), false);
+      Value zero64 = constantScalar(rewriter, loc, rewriter.getI64Type(), 0);
+      emitRuntimeCheck(rewriter, loc,
+                       rewriter.create<arith::CmpIOp>(
+                           loc, arith::CmpIPredicate::slt, depthI64, zero64),
+                       depthI64, zero64,
+                       describeNode(op) + ": depth {value} is negative");
+      depthI64 = rewriter.create<arith::MaxSIOp>(loc, depthI64, zero64);
+      depthSize = rewriter
+                      .create<arith::IndexCastOp>(loc, rewriter.getIndexType(),
+                                                  depthI64)
+                      .getResult();
+    }
     Value indices = adaptor.getIndices();
     Value values = adaptor.getValues();
     Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
@@ -153,7 +177,7 @@ struct OneHotOpLowering : public OpConversionPattern<OneHotOp> {
         indexExprs.push_back(rewriter.getAffineDimExpr(i));
     SmallVector<OpFoldResult> indexSizes = getSizes(rewriter, loc, indices);
     SmallVector<OpFoldResult> sizes(indexSizes);
-    sizes.insert(sizes.begin() + axis, rewriter.getIndexAttr(depth));
+    sizes.insert(sizes.begin() + axis, depthSize);
     bool indexUnsigned = isUnsignedInt(getElementTypeOrSelf(op.getIndices()));
     Value result =
         rewriter
@@ -168,7 +192,7 @@ struct OneHotOpLowering : public OpConversionPattern<OneHotOp> {
                 [&](OpBuilder &b, Location l, ValueRange args) {
                   Value idx = convertScalar(b, l, args[0], b.getI64Type(),
                                             indexUnsigned, false);
-                  Value d = constantScalar(b, l, b.getI64Type(), depth);
+                  Value d = depthI64;
                   Value isNeg = b.create<arith::CmpIOp>(
                       l, arith::CmpIPredicate::slt, idx,
                       constantScalar(b, l, b.getI64Type(), 0));

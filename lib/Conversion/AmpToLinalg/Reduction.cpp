@@ -430,74 +430,120 @@ struct ArgReduceOpLowering : public OpConversionPattern<OpTy> {
   }
 };
 
+/// Inclusive or exclusive, forward or reverse cumulative sum of `x` along
+/// `axis`, accumulated in `acc`, as `type`.
+/// out[.., i, ..] = sum over j of [j in prefix(i)] x[.., j, ..], with an
+/// extra reduction loop j (the cumulative axis is small in practice).
+static Value buildCumSum(OpBuilder &rewriter, Location loc, Value x,
+                         int64_t axis, bool exclusive, bool reverse,
+                         RankedTensorType type, Type acc) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t rank = xType.getRank();
+  Type storage = type.getElementType();
+  MLIRContext *context = rewriter.getContext();
+  SmallVector<AffineExpr> inExprs;
+  for (int64_t i = 0; i < rank; ++i)
+    inExprs.push_back(i == axis ? getAffineDimExpr(rank, context)
+                                : getAffineDimExpr(i, context));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  auto accType = type.clone(acc);
+  Value init = filledTensor(rewriter, loc, accType, getSizes(rewriter, loc, x),
+                            constantScalar(rewriter, loc, acc, 0));
+  Value sum =
+      rewriter
+          .create<linalg::GenericOp>(
+              loc, TypeRange{accType}, ValueRange{x}, ValueRange{init},
+              SmallVector<AffineMap>{
+                  AffineMap::get(rank + 1, 0, inExprs, context),
+                  rewriter.getMultiDimIdentityMap(rank + 1).getMajorSubMap(
+                      rank)},
+              iterators,
+              [&](OpBuilder &b, Location l, ValueRange args) {
+                Value i = b.create<linalg::IndexOp>(l, axis);
+                Value j = b.create<linalg::IndexOp>(l, rank);
+                arith::CmpIPredicate pred =
+                    reverse ? (exclusive ? arith::CmpIPredicate::sgt
+                                         : arith::CmpIPredicate::sge)
+                            : (exclusive ? arith::CmpIPredicate::slt
+                                         : arith::CmpIPredicate::sle);
+                Value inside = b.create<arith::CmpIOp>(l, pred, j, i);
+                Value v = convertScalar(b, l, toComputeType(b, l, args[0]),
+                                        getComputeType(acc), false, false);
+                Value a = toComputeType(b, l, args[1]);
+                Value added =
+                    isa<FloatType>(a.getType())
+                        ? b.create<arith::AddFOp>(l, a, v).getResult()
+                        : b.create<arith::AddIOp>(l, a, v).getResult();
+                Value r = b.create<arith::SelectOp>(l, inside, added, a);
+                b.create<linalg::YieldOp>(
+                    l, ValueRange{convertScalar(b, l, r, acc, false, false)});
+              })
+          .getResult(0);
+  if (acc == storage)
+    return sum;
+  return buildElementwise(
+      rewriter, loc, {sum}, type,
+      [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
 struct CumSumOpLowering : public OpConversionPattern<CumSumOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(CumSumOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto axisValues = getConstantInts(op.getAxis());
-    if (failed(axisValues) || axisValues->empty())
-      return notLowerable(op, "axis is not a constant");
     Value x = adaptor.getX();
-    auto xType = cast<RankedTensorType>(x.getType());
-    int64_t rank = xType.getRank();
-    int64_t axis = normalizeAxis((*axisValues)[0], rank);
+    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
     bool exclusive = op.getExclusive() != 0, reverse = op.getReverse() != 0;
     RankedTensorType type = convertedResultType(getTypeConverter(), op);
-    Type storage = type.getElementType();
-    Type acc = accumulatorType(op, storage);
-    // out[.., i, ..] = sum over j of [j in prefix(i)] x[.., j, ..], with an
-    // extra reduction loop j (the cumulative axis is small in practice).
-    MLIRContext *context = rewriter.getContext();
-    SmallVector<AffineExpr> inExprs;
-    for (int64_t i = 0; i < rank; ++i)
-      inExprs.push_back(i == axis ? getAffineDimExpr(rank, context)
-                                  : getAffineDimExpr(i, context));
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::parallel);
-    iterators.push_back(utils::IteratorType::reduction);
-    auto accType = type.clone(acc);
-    Value init =
-        filledTensor(rewriter, loc, accType, getSizes(rewriter, loc, x),
-                     constantScalar(rewriter, loc, acc, 0));
-    Value sum =
-        rewriter
-            .create<linalg::GenericOp>(
-                loc, TypeRange{accType}, ValueRange{x}, ValueRange{init},
-                SmallVector<AffineMap>{
-                    AffineMap::get(rank + 1, 0, inExprs, context),
-                    rewriter.getMultiDimIdentityMap(rank + 1).getMajorSubMap(
-                        rank)},
-                iterators,
-                [&](OpBuilder &b, Location l, ValueRange args) {
-                  Value i = b.create<linalg::IndexOp>(l, axis);
-                  Value j = b.create<linalg::IndexOp>(l, rank);
-                  arith::CmpIPredicate pred =
-                      reverse ? (exclusive ? arith::CmpIPredicate::sgt
-                                           : arith::CmpIPredicate::sge)
-                              : (exclusive ? arith::CmpIPredicate::slt
-                                           : arith::CmpIPredicate::sle);
-                  Value inside = b.create<arith::CmpIOp>(l, pred, j, i);
-                  Value v = convertScalar(b, l, toComputeType(b, l, args[0]),
-                                          getComputeType(acc), false, false);
-                  Value a = toComputeType(b, l, args[1]);
-                  Value added =
-                      isa<FloatType>(a.getType())
-                          ? b.create<arith::AddFOp>(l, a, v).getResult()
-                          : b.create<arith::AddIOp>(l, a, v).getResult();
-                  Value r = b.create<arith::SelectOp>(l, inside, added, a);
-                  b.create<linalg::YieldOp>(
-                      l, ValueRange{convertScalar(b, l, r, acc, false, false)});
-                })
-            .getResult(0);
-    rewriter.replaceOp(
-        op, acc == storage
-                ? sum
-                : buildElementwise(rewriter, loc, {sum}, type,
-                                   [](OpBuilder &, Location, ValueRange a) {
-                                     return a[0];
-                                   }));
+    Type acc = accumulatorType(op, type.getElementType());
+    auto build = [&](OpBuilder &b, int64_t axis) {
+      return buildCumSum(b, loc, x, axis, exclusive, reverse, type, acc);
+    };
+    auto axisValues = getConstantInts(op.getAxis());
+    if (succeeded(axisValues) && !axisValues->empty()) {
+      rewriter.replaceOp(
+          op, build(rewriter, normalizeAxis((*axisValues)[0], rank)));
+      return success();
+    }
+    // An axis known at run time: the rank is static, so one sum per
+    // possible axis behind a chain of scf.if (one of them runs).
+    if (rank == 0)
+      return notLowerable(op, "a cumulative sum of a scalar");
+    checkIndexRange(rewriter, loc, op, adaptor.getAxis(),
+                    rewriter.create<arith::ConstantIndexOp>(loc, rank),
+                    /*allowNegative=*/true, "axis");
+    Value axis = extractScalar(rewriter, loc, adaptor.getAxis());
+    axis = toIndex(rewriter, loc, axis);
+    Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
+    axis = rewriter.create<arith::SelectOp>(
+        loc,
+        rewriter.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, axis,
+                                       zero),
+        rewriter.create<arith::AddIOp>(
+            loc, axis, rewriter.create<arith::ConstantIndexOp>(loc, rank)),
+        axis);
+    std::function<Value(OpBuilder &, int64_t)> chain = [&](OpBuilder &b,
+                                                           int64_t d) -> Value {
+      if (d == rank - 1)
+        return build(b, d);
+      Value isAxis =
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, axis,
+                                  b.create<arith::ConstantIndexOp>(loc, d));
+      return b
+          .create<scf::IfOp>(
+              loc, isAxis,
+              [&](OpBuilder &nb, Location l) {
+                nb.create<scf::YieldOp>(l, build(nb, d));
+              },
+              [&](OpBuilder &nb, Location l) {
+                nb.create<scf::YieldOp>(l, chain(nb, d + 1));
+              })
+          .getResult(0);
+    };
+    rewriter.replaceOp(op, chain(rewriter, 0));
     return success();
   }
 };

@@ -106,6 +106,102 @@ struct ReshapeOpLowering : public OpConversionPattern<ReshapeOp> {
   }
 };
 
+/// The result sizes of a Squeeze or Unsqueeze whose axes are read at run
+/// time (their count, and so the result's rank, is static). Unsqueeze:
+/// output p is 1 where an axis names it, else the next input size;
+/// Squeeze: output p is the p-th input size no axis names. Axes out of
+/// range, repeated axes and squeezed sizes other than 1 are run-time
+/// errors naming the node.
+template <typename OpTy>
+SmallVector<OpFoldResult> runtimeAxesSizes(OpTy op, Value axesTensor,
+                                           Value data, OpBuilder &b) {
+  constexpr bool isUnsqueeze = std::is_same_v<OpTy, UnsqueezeOp>;
+  Location loc = op.getLoc();
+  int64_t inRank = cast<RankedTensorType>(data.getType()).getRank();
+  int64_t count = cast<RankedTensorType>(axesTensor.getType()).getDimSize(0);
+  int64_t outRank = isUnsqueeze ? inRank + count : inRank - count;
+  // Axes count against the output's rank (Unsqueeze) or the input's.
+  int64_t axisRank = isUnsqueeze ? outRank : inRank;
+  auto c = [&](int64_t v) -> Value {
+    return b.create<arith::ConstantIndexOp>(loc, v);
+  };
+  auto eq = [&](Value x, Value y) -> Value {
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, x, y);
+  };
+  auto select = [&](Value cond, Value x, Value y) -> Value {
+    return b.create<arith::SelectOp>(loc, cond, x, y);
+  };
+  Value zero = c(0), one = c(1);
+  checkIndexRange(b, loc, op, axesTensor, c(axisRank), /*allowNegative=*/true,
+                  "axis");
+  SmallVector<Value> axes;
+  for (int64_t k = 0; k < count; ++k) {
+    Value axis = extractIndex(b, loc, axesTensor, k);
+    axes.push_back(select(
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, axis, zero),
+        b.create<arith::AddIOp>(loc, axis, c(axisRank)), axis));
+  }
+  // named[i]: whether an axis names position i; the number of positions
+  // named must be the number of axes (no repeats).
+  SmallVector<Value> named;
+  Value namedCount = zero;
+  for (int64_t i = 0; i < axisRank; ++i) {
+    Value hit = b.create<arith::ConstantIntOp>(loc, 0, 1);
+    for (Value axis : axes)
+      hit = b.create<arith::OrIOp>(loc, hit, eq(axis, c(i)));
+    named.push_back(hit);
+    namedCount =
+        b.create<arith::AddIOp>(loc, namedCount, select(hit, one, zero));
+  }
+  emitRuntimeCheck(b, loc,
+                   b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne,
+                                           namedCount, c(count)),
+                   namedCount, c(count),
+                   describeNode(op) + ": the axes repeat (they name {value} "
+                                      "positions, not {bound})");
+  SmallVector<Value> dims;
+  for (int64_t i = 0; i < inRank; ++i)
+    dims.push_back(b.create<tensor::DimOp>(loc, data, i));
+  SmallVector<OpFoldResult> sizes;
+  if constexpr (isUnsqueeze) {
+    // Output p takes input size (p - axes before p) where no axis names it.
+    Value before = zero;
+    for (int64_t p = 0; p < outRank; ++p) {
+      Value size = one;
+      for (int64_t q = 0; q < inRank; ++q)
+        size = select(eq(before, c(q)), dims[q], size);
+      sizes.push_back(select(named[p], one, size));
+      before =
+          b.create<arith::AddIOp>(loc, before, select(named[p], zero, one));
+    }
+  } else {
+    // Input q is kept unless named; a named size must be 1.
+    for (int64_t q = 0; q < inRank; ++q)
+      emitRuntimeCheck(b, loc,
+                       b.create<arith::AndIOp>(
+                           loc, named[q],
+                           b.create<arith::CmpIOp>(
+                               loc, arith::CmpIPredicate::ne, dims[q], one)),
+                       dims[q], one,
+                       describeNode(op) + ": cannot squeeze dimension " +
+                           Twine(q) + " of size {value}");
+    for (int64_t p = 0; p < outRank; ++p) {
+      Value size = one, kept = zero;
+      for (int64_t q = 0; q < inRank; ++q) {
+        size = select(
+            b.create<arith::AndIOp>(
+                loc, eq(kept, c(p)),
+                b.create<arith::XOrIOp>(
+                    loc, named[q], b.create<arith::ConstantIntOp>(loc, 1, 1))),
+            dims[q], size);
+        kept = b.create<arith::AddIOp>(loc, kept, select(named[q], zero, one));
+      }
+      sizes.push_back(size);
+    }
+  }
+  return sizes;
+}
+
 /// Flatten, Squeeze, Unsqueeze: reshapes whose result type is known.
 template <typename OpTy>
 struct ShapeOnlyReshapeLowering : public OpConversionPattern<OpTy> {
@@ -131,6 +227,8 @@ struct ShapeOnlyReshapeLowering : public OpConversionPattern<OpTy> {
           inner = rewriter.create<arith::MulIOp>(loc, inner, dim);
       }
       sizes = {outer, inner};
+    } else if (!isNone(op.getAxes()) && failed(getConstantInts(op.getAxes()))) {
+      sizes = runtimeAxesSizes(op, adaptor.getAxes(), data, rewriter);
     } else {
       auto matched = matchDynamicDims(rewriter, loc, data, type);
       if (failed(matched))

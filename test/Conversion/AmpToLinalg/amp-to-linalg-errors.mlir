@@ -18,21 +18,13 @@ func.func @maxpool_indices_column_major(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2
 
 // -----
 
-func.func @slice_runtime_steps(%x: tensor<8xf32>, %s: tensor<1xi64>) -> tensor<?xf32> {
+// Axes read at run time lower (runtime-shape-inputs.mlir) when every list
+// has the starts' static length.
+func.func @slice_runtime_axes_of_unknown_length(%x: tensor<8xf32>, %s: tensor<?xi64>) -> tensor<?xf32> {
   %c = amp.constant dense<[6]> : tensor<1xi64>
   %none = amp.none
-  // expected-error@+1 {{ONNX Slice is not lowerable to the CPU backend yet: steps are not constants}}
-  %y = amp.slice %x, %c, %c, %none, %s : (tensor<8xf32>, tensor<1xi64>, tensor<1xi64>, none, tensor<1xi64>) -> tensor<?xf32>
-  return %y : tensor<?xf32>
-}
-
-// -----
-
-func.func @slice_runtime_axes(%x: tensor<8xf32>, %s: tensor<1xi64>) -> tensor<?xf32> {
-  %c = amp.constant dense<[6]> : tensor<1xi64>
-  %none = amp.none
-  // expected-error@+1 {{ONNX Slice is not lowerable to the CPU backend yet: axes are not constants}}
-  %y = amp.slice %x, %c, %c, %s, %none : (tensor<8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, none) -> tensor<?xf32>
+  // expected-error@+1 {{ONNX Slice is not lowerable to the CPU backend yet: starts, ends, axes and steps are not all of the same static length}}
+  %y = amp.slice %x, %c, %c, %s, %none : (tensor<8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<?xi64>, none) -> tensor<?xf32>
   return %y : tensor<?xf32>
 }
 

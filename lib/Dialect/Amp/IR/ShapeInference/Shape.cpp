@@ -144,6 +144,18 @@ LogicalResult shape::inferFlatten(InferenceContext &ctx, int64_t axis,
   return success();
 }
 
+/// The number of axes of a Squeeze/Unsqueeze whose axes input is not a
+/// constant: its static length (a 1-D tensor), which fixes the result's rank.
+static FailureOr<int64_t> runtimeAxesCount(InferenceContext &ctx,
+                                           llvm::StringRef op) {
+  RankedTensorType axesType = ctx.getTensorType(1);
+  if (!axesType || axesType.getRank() != 1 || axesType.isDynamicDim(0))
+    return ctx.emitError(op + " axes must be constant or a 1-D tensor of "
+                              "static length (the result's rank depends on "
+                              "it)");
+  return axesType.getDimSize(0);
+}
+
 LogicalResult shape::inferSqueeze(InferenceContext &ctx, Types &results) {
   auto x = requireTensor(ctx, 0);
   if (failed(x))
@@ -158,8 +170,19 @@ LogicalResult shape::inferSqueeze(InferenceContext &ctx, Types &results) {
     }
   } else {
     std::optional<SmallVector<int64_t>> axes = ctx.getConstantInts(1);
-    if (!axes)
-      return ctx.emitError("Squeeze axes must be constant");
+    if (!axes) {
+      // Axes known at run time: only the result's rank is known.
+      FailureOr<int64_t> count = runtimeAxesCount(ctx, "Squeeze");
+      if (failed(count))
+        return failure();
+      if (*count > rank)
+        return ctx.emitError("Squeeze has " + llvm::Twine(*count) +
+                             " axes for a rank-" + llvm::Twine(rank) +
+                             " input");
+      results.push_back(tensorOf(SmallVector<int64_t>(rank - *count, kDynamic),
+                                 x->getElementType()));
+      return success();
+    }
     for (int64_t axis : *axes) {
       auto normalized = ctx.normalizeAxis(axis, rank, "Squeeze axis");
       if (failed(normalized))
@@ -185,8 +208,16 @@ LogicalResult shape::inferUnsqueeze(InferenceContext &ctx, Types &results) {
   if (failed(x))
     return failure();
   std::optional<SmallVector<int64_t>> axes = ctx.getConstantInts(1);
-  if (!axes)
-    return ctx.emitError("Unsqueeze axes must be constant");
+  if (!axes) {
+    // Axes known at run time: only the result's rank is known.
+    FailureOr<int64_t> count = runtimeAxesCount(ctx, "Unsqueeze");
+    if (failed(count))
+      return failure();
+    results.push_back(
+        tensorOf(SmallVector<int64_t>(x->getRank() + *count, kDynamic),
+                 x->getElementType()));
+    return success();
+  }
   int64_t rank = x->getRank() + axes->size();
   SmallVector<bool> inserted(rank, false);
   for (int64_t axis : *axes) {
@@ -300,6 +331,12 @@ LogicalResult shape::inferSplit(InferenceContext &ctx, int64_t axisAttr,
                              " but the dimension is " + llvm::Twine(dim));
       sizes = *split;
     } else {
+      RankedTensorType splitType = ctx.getTensorType(1);
+      if (splitType && splitType.getRank() == 1 && !splitType.isDynamicDim(0) &&
+          splitType.getDimSize(0) != *numOutputs)
+        return ctx.emitError(
+            "Split has " + llvm::Twine(splitType.getDimSize(0)) +
+            " sizes for " + llvm::Twine(*numOutputs) + " outputs");
       sizes.assign(*numOutputs, kDynamic);
     }
   } else if (ShapedType::isDynamic(dim)) {
