@@ -76,9 +76,14 @@ def write_node_cases(out_dir):
         try:
             for kind, arrays in (("input", inputs), ("output", outputs)):
                 for i, array in enumerate(arrays):
-                    if not isinstance(array, np.ndarray):
+                    if isinstance(array, onnx.TensorProto):
+                        # Types numpy lacks (8-bit floats, packed 4- and
+                        # 2-bit integers) come as TensorProtos already.
+                        tensor = array
+                    elif isinstance(array, np.ndarray):
+                        tensor = onnx.numpy_helper.from_array(array)
+                    else:
                         raise TypeError("not a tensor")
-                    tensor = onnx.numpy_helper.from_array(array)
                     with open(os.path.join(data_dir, f"{kind}_{i}.pb"), "wb") as f:
                         f.write(tensor.SerializeToString())
         except (TypeError, ValueError):

@@ -149,6 +149,7 @@ struct ConvertAmpToLinalgPass
     populateGeneratorPatterns(converter, patterns);
     populateTopKPatterns(converter, patterns);
     populateResizePatterns(converter, patterns);
+    populateGridSamplePatterns(converter, patterns);
     populateQuantizationPatterns(converter, patterns);
 
     // The conversion driver reports an op without a lowering as "failed to

@@ -423,3 +423,21 @@ func.func @matmul_on_int4(%a: tensor<2x2xi4>) -> tensor<2x2xi4> {
   %0 = amp.matmul %a, %a : (tensor<2x2xi4>, tensor<2x2xi4>) -> tensor<2x2xi4>
   return %0 : tensor<2x2xi4>
 }
+
+// -----
+
+func.func @grid_sample_coordinates(%x: tensor<1x2x4x4xf32>, %g: tensor<1x3x3x3xf32>) -> tensor<1x2x3x3xf32> {
+  // expected-error @+2 {{GridSample grid holds 3 coordinates per point but X has 2 spatial dimensions}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.grid_sample %x, %g : (tensor<1x2x4x4xf32>, tensor<1x3x3x3xf32>) -> tensor<1x2x3x3xf32>
+  return %0 : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+func.func @grid_sample_batch(%x: tensor<2x2x4x4xf32>, %g: tensor<1x3x3x2xf32>) -> tensor<2x2x3x3xf32> {
+  // expected-error @+2 {{GridSample grid has batch size 1 but X has 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.grid_sample %x, %g : (tensor<2x2x4x4xf32>, tensor<1x3x3x2xf32>) -> tensor<2x2x3x3xf32>
+  return %0 : tensor<2x2x3x3xf32>
+}

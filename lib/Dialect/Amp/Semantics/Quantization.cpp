@@ -25,7 +25,14 @@ FailureOr<QuantLayout> semantics::resolveQuantLayout(
     ArrayRef<int64_t> xShape, ArrayRef<int64_t> scaleShape,
     std::optional<ArrayRef<int64_t>> zeroPointShape, const QuantAttrs &attrs,
     ErrorFn error) {
-  if (zeroPointShape && *zeroPointShape != scaleShape) {
+  // A scalar and a one-element vector are both one value for the tensor
+  // (onnx's node tests mix them).
+  auto isOneValue = [](ArrayRef<int64_t> shape) {
+    return shape.size() <= 1 && (shape.empty() || shape[0] == 1);
+  };
+  bool sameValue = zeroPointShape && attrs.blockSize == 0 &&
+                   isOneValue(*zeroPointShape) && isOneValue(scaleShape);
+  if (zeroPointShape && *zeroPointShape != scaleShape && !sameValue) {
     error("the zero point's shape " + shapeText(*zeroPointShape) +
           " differs from the scale's " + shapeText(scaleShape));
     return failure();

@@ -17,11 +17,14 @@ static LogicalResult checkScaleAndZeroPoint(InferenceContext &ctx,
   std::optional<ArrayRef<int64_t>> zeroPointShape;
   if (zeroPoint) {
     zeroPointShape = zeroPoint.getShape();
-    if (!semantics::getQuantizedRange(zeroPoint.getElementType()))
+    if (!semantics::getQuantizedRange(zeroPoint.getElementType()) &&
+        !semantics::isFloat8Type(zeroPoint.getElementType()))
       return ctx.emitError(what + " zero point of element type " +
                            Twine(typeToString(zeroPoint.getElementType())) +
-                           " is not supported (int8, uint8, int16, uint16" +
-                           (what == "DequantizeLinear" ? ", int32" : "") + ")");
+                           " is not supported (int2, uint2, int4, uint4, "
+                           "int8, uint8, int16, uint16" +
+                           (what == "DequantizeLinear" ? ", int32" : "") +
+                           " and the 8-bit floats)");
   }
   return semantics::resolveQuantLayout(x.getShape(), scale.getShape(),
                                        zeroPointShape, attrs, ctx.getErrorFn());

@@ -74,6 +74,17 @@ LogicalResult shape::inferGridSample(InferenceContext &ctx, Types &results) {
     return failure();
   if (x->getRank() < 3 || grid->getRank() != x->getRank())
     return ctx.emitError("GridSample grid must have the rank of X");
+  int64_t spatial = x->getRank() - 2;
+  int64_t coordinates = grid->getDimSize(grid->getRank() - 1);
+  if (!ShapedType::isDynamic(coordinates) && coordinates != spatial)
+    return ctx.emitError("GridSample grid holds " + Twine(coordinates) +
+                         " coordinates per point but X has " +
+                         Twine(spatial) + " spatial dimensions");
+  if (!x->isDynamicDim(0) && !grid->isDynamicDim(0) &&
+      x->getDimSize(0) != grid->getDimSize(0))
+    return ctx.emitError("GridSample grid has batch size " +
+                         Twine(grid->getDimSize(0)) + " but X has " +
+                         Twine(x->getDimSize(0)));
   SmallVector<int64_t> shape = {x->getDimSize(0), x->getDimSize(1)};
   shape.append(grid->getShape().begin() + 1, grid->getShape().end() - 1);
   results.push_back(tensorOf(shape, x->getElementType()));
