@@ -150,6 +150,7 @@ struct ConvertAmpToLinalgPass
     populateTopKPatterns(converter, patterns);
     populateResizePatterns(converter, patterns);
     populateGridSamplePatterns(converter, patterns);
+    populateDataDependentPatterns(converter, patterns);
     populateQuantizationPatterns(converter, patterns);
 
     // The conversion driver reports an op without a lowering as "failed to

@@ -151,125 +151,124 @@ struct GridSampleOpLowering : public OpConversionPattern<GridSampleOp> {
 
     auto build = [&](OpBuilder &gb, Location gl) {
       return buildIndexGenerated(
-        gb, gl, type, sizes,
-        [&](OpBuilder &b, Location l, ValueRange out) -> Value {
-          Real r{b, l, compute};
-          auto toIndex = [&](Value v) -> Value {
-            return b.create<arith::IndexCastOp>(
-                l, b.getIndexType(),
-                b.create<arith::FPToSIOp>(l, b.getI64Type(), v));
-          };
-          auto toReal = [&](Value index) -> Value {
-            return b.create<arith::SIToFPOp>(
-                l, compute,
-                b.create<arith::IndexCastOp>(l, b.getI64Type(), index));
-          };
-          // Pixel coordinates and their borders, per spatial dimension.
-          SmallVector<Value> coords, sizeReal;
-          SmallVector<Value> lows, highs;
-          for (int64_t d = 0; d < k; ++d) {
-            SmallVector<Value> at = {out[0]};
-            for (int64_t j = 0; j < k; ++j)
-              at.push_back(out[j + 2]);
-            at.push_back(b.create<arith::ConstantIndexOp>(l, k - 1 - d));
-            Value g = b.create<tensor::ExtractOp>(l, grid, at);
-            g = convertScalar(b, l, toComputeType(b, l, g), compute, false,
-                              false);
-            Value size = toReal(dims[d]);
-            sizeReal.push_back(size);
-            Value one = r.c(1);
-            Value v = alignCorners
-                          ? r.mul(r.div(r.add(g, one), r.c(2)),
-                                  r.sub(size, one))
-                          : r.div(r.sub(r.mul(r.add(g, one), size), one),
-                                  r.c(2));
-            if (mode == "nearest")
-              v = b.create<math::RoundEvenOp>(l, v);
-            Value low = alignCorners ? r.c(0) : r.c(-0.5);
-            Value high =
-                alignCorners ? r.sub(size, one) : r.sub(size, r.c(0.5));
-            // Cubic with border padding clamps each tap, not the
-            // coordinate: as PyTorch and onnxruntime (onnx's reference
-            // clamps the coordinate too; they differ by up to 0.26 here).
-            if (padding == Padding::Border && mode != "cubic")
-              v = r.select(b.create<arith::OrIOp>(l, r.lt(v, low),
-                                                  r.gt(v, high)),
-                           r.clamp(v, r.c(0), r.sub(size, one)), v);
-            else if (padding == Padding::Reflection)
-              v = r.reflect(v, low, high);
-            coords.push_back(v);
-            lows.push_back(low);
-            highs.push_back(high);
-          }
-          // Taps per dimension: (index as float, weight).
-          SmallVector<SmallVector<std::pair<Value, Value>>> taps(k);
-          for (int64_t d = 0; d < k; ++d) {
-            Value v = coords[d];
-            if (mode == "nearest") {
-              // Truncated, as the reference's astype(int32).
-              taps[d].push_back(
-                  {b.create<math::TruncOp>(l, v), Value()});
-              continue;
-            }
-            Value base = r.floor(v);
-            Value t = r.sub(v, base);
-            if (mode == "linear") {
-              taps[d].push_back({base, r.sub(r.c(1), t)});
-              taps[d].push_back({r.add(base, r.c(1)), t});
-            } else {
-              SmallVector<Value> w = cubicWeights(r, t);
-              for (int64_t j = 0; j < 4; ++j)
-                taps[d].push_back({r.add(base, r.c(j - 1)), w[j]});
-            }
-          }
-          // The pixel at tap indices `at` (floats), with the padding rule.
-          auto pixel = [&](ArrayRef<Value> at) -> Value {
-            SmallVector<Value> indices = {out[0], out[1]};
-            Value inside = b.create<arith::ConstantIntOp>(l, 1, 1);
+          gb, gl, type, sizes,
+          [&](OpBuilder &b, Location l, ValueRange out) -> Value {
+            Real r{b, l, compute};
+            auto toIndex = [&](Value v) -> Value {
+              return b.create<arith::IndexCastOp>(
+                  l, b.getIndexType(),
+                  b.create<arith::FPToSIOp>(l, b.getI64Type(), v));
+            };
+            auto toReal = [&](Value index) -> Value {
+              return b.create<arith::SIToFPOp>(
+                  l, compute,
+                  b.create<arith::IndexCastOp>(l, b.getI64Type(), index));
+            };
+            // Pixel coordinates and their borders, per spatial dimension.
+            SmallVector<Value> coords, sizeReal;
+            SmallVector<Value> lows, highs;
             for (int64_t d = 0; d < k; ++d) {
-              Value i = at[d];
-              Value last = r.sub(sizeReal[d], r.c(1));
-              if (padding == Padding::Zeros)
-                inside = b.create<arith::AndIOp>(
-                    l, inside,
-                    b.create<arith::AndIOp>(
-                        l,
-                        b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGE,
-                                                i, r.c(0)),
-                        b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLE,
-                                                i, last)));
+              SmallVector<Value> at = {out[0]};
+              for (int64_t j = 0; j < k; ++j)
+                at.push_back(out[j + 2]);
+              at.push_back(b.create<arith::ConstantIndexOp>(l, k - 1 - d));
+              Value g = b.create<tensor::ExtractOp>(l, grid, at);
+              g = convertScalar(b, l, toComputeType(b, l, g), compute, false,
+                                false);
+              Value size = toReal(dims[d]);
+              sizeReal.push_back(size);
+              Value one = r.c(1);
+              Value v =
+                  alignCorners
+                      ? r.mul(r.div(r.add(g, one), r.c(2)), r.sub(size, one))
+                      : r.div(r.sub(r.mul(r.add(g, one), size), one), r.c(2));
+              if (mode == "nearest")
+                v = b.create<math::RoundEvenOp>(l, v);
+              Value low = alignCorners ? r.c(0) : r.c(-0.5);
+              Value high =
+                  alignCorners ? r.sub(size, one) : r.sub(size, r.c(0.5));
+              // Cubic with border padding clamps each tap, not the
+              // coordinate: as PyTorch and onnxruntime (onnx's reference
+              // clamps the coordinate too; they differ by up to 0.26 here).
+              if (padding == Padding::Border && mode != "cubic")
+                v = r.select(
+                    b.create<arith::OrIOp>(l, r.lt(v, low), r.gt(v, high)),
+                    r.clamp(v, r.c(0), r.sub(size, one)), v);
               else if (padding == Padding::Reflection)
-                i = b.create<math::TruncOp>(l,
-                                            r.reflect(i, lows[d], highs[d]));
-              // Never outside the image (not empty: see guardEmptyAxes).
-              i = r.clamp(i, r.c(0), last);
-              indices.push_back(toIndex(i));
+                v = r.reflect(v, low, high);
+              coords.push_back(v);
+              lows.push_back(low);
+              highs.push_back(high);
             }
-            Value v = convertScalar(
-                b, l, toComputeType(b, l,
-                                    b.create<tensor::ExtractOp>(l, x, indices)),
-                compute, false, false);
-            if (padding == Padding::Zeros)
-              v = r.select(inside, v, r.c(0));
-            return v;
-          };
-          // Sum over the taps, the last dimension innermost.
-          SmallVector<Value> at(k);
-          std::function<Value(int64_t)> sample = [&](int64_t d) -> Value {
-            if (d == k)
-              return pixel(at);
-            Value sum;
-            for (auto [index, weight] : taps[d]) {
-              at[d] = index;
-              Value v = sample(d + 1);
-              if (weight)
-                v = r.mul(weight, v);
-              sum = sum ? r.add(sum, v) : v;
+            // Taps per dimension: (index as float, weight).
+            SmallVector<SmallVector<std::pair<Value, Value>>> taps(k);
+            for (int64_t d = 0; d < k; ++d) {
+              Value v = coords[d];
+              if (mode == "nearest") {
+                // Truncated, as the reference's astype(int32).
+                taps[d].push_back({b.create<math::TruncOp>(l, v), Value()});
+                continue;
+              }
+              Value base = r.floor(v);
+              Value t = r.sub(v, base);
+              if (mode == "linear") {
+                taps[d].push_back({base, r.sub(r.c(1), t)});
+                taps[d].push_back({r.add(base, r.c(1)), t});
+              } else {
+                SmallVector<Value> w = cubicWeights(r, t);
+                for (int64_t j = 0; j < 4; ++j)
+                  taps[d].push_back({r.add(base, r.c(j - 1)), w[j]});
+              }
             }
-            return sum;
-          };
-          return convertScalar(b, l, sample(0), storage, false, false);
-        });
+            // The pixel at tap indices `at` (floats), with the padding rule.
+            auto pixel = [&](ArrayRef<Value> at) -> Value {
+              SmallVector<Value> indices = {out[0], out[1]};
+              Value inside = b.create<arith::ConstantIntOp>(l, 1, 1);
+              for (int64_t d = 0; d < k; ++d) {
+                Value i = at[d];
+                Value last = r.sub(sizeReal[d], r.c(1));
+                if (padding == Padding::Zeros)
+                  inside = b.create<arith::AndIOp>(
+                      l, inside,
+                      b.create<arith::AndIOp>(
+                          l,
+                          b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGE,
+                                                  i, r.c(0)),
+                          b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OLE,
+                                                  i, last)));
+                else if (padding == Padding::Reflection)
+                  i = b.create<math::TruncOp>(l,
+                                              r.reflect(i, lows[d], highs[d]));
+                // Never outside the image (not empty: see guardEmptyAxes).
+                i = r.clamp(i, r.c(0), last);
+                indices.push_back(toIndex(i));
+              }
+              Value v = convertScalar(
+                  b, l,
+                  toComputeType(b, l,
+                                b.create<tensor::ExtractOp>(l, x, indices)),
+                  compute, false, false);
+              if (padding == Padding::Zeros)
+                v = r.select(inside, v, r.c(0));
+              return v;
+            };
+            // Sum over the taps, the last dimension innermost.
+            SmallVector<Value> at(k);
+            std::function<Value(int64_t)> sample = [&](int64_t d) -> Value {
+              if (d == k)
+                return pixel(at);
+              Value sum;
+              for (auto [index, weight] : taps[d]) {
+                at[d] = index;
+                Value v = sample(d + 1);
+                if (weight)
+                  v = r.mul(weight, v);
+                sum = sum ? r.add(sum, v) : v;
+              }
+              return sum;
+            };
+            return convertScalar(b, l, sample(0), storage, false, false);
+          });
     };
     // An empty image has no pixel to read: the result is zeros.
     SmallVector<int64_t> spatial;

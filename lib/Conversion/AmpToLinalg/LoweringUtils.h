@@ -303,6 +303,8 @@ void populateNormalizationPatterns(TypeConverter &converter,
                                    RewritePatternSet &patterns);
 void populatePadTilePatterns(TypeConverter &converter,
                              RewritePatternSet &patterns);
+void populateDataDependentPatterns(TypeConverter &converter,
+                                   RewritePatternSet &patterns);
 void populateGridSamplePatterns(TypeConverter &converter,
                                 RewritePatternSet &patterns);
 void populatePoolingPatterns(TypeConverter &converter,

@@ -441,3 +441,12 @@ func.func @grid_sample_batch(%x: tensor<2x2x4x4xf32>, %g: tensor<1x3x3x2xf32>) -
   %0 = amp.grid_sample %x, %g : (tensor<2x2x4x4xf32>, tensor<1x3x3x2xf32>) -> tensor<2x2x3x3xf32>
   return %0 : tensor<2x2x3x3xf32>
 }
+
+// -----
+
+func.func @compress_condition_rank(%x: tensor<2x5xf32>, %c: tensor<2x5xi1>) -> tensor<?xf32> {
+  // expected-error @+2 {{Compress condition must be 1-D, not of rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.compress %x, %c : (tensor<2x5xf32>, tensor<2x5xi1>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}

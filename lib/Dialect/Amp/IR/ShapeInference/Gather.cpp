@@ -87,8 +87,12 @@ LogicalResult shape::inferCompress(InferenceContext &ctx,
                                    std::optional<int64_t> axisAttr,
                                    Types &results) {
   auto x = requireTensor(ctx, 0);
-  if (failed(x))
+  auto condition = requireTensor(ctx, 1);
+  if (failed(x) || failed(condition))
     return failure();
+  if (condition->getRank() != 1)
+    return ctx.emitError("Compress condition must be 1-D, not of rank " +
+                         Twine(condition->getRank()));
   if (axisAttr) {
     auto axis = ctx.normalizeAxis(*axisAttr, x->getRank(), "Compress axis");
     if (failed(axis))

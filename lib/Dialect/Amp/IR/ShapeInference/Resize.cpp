@@ -78,8 +78,8 @@ LogicalResult shape::inferGridSample(InferenceContext &ctx, Types &results) {
   int64_t coordinates = grid->getDimSize(grid->getRank() - 1);
   if (!ShapedType::isDynamic(coordinates) && coordinates != spatial)
     return ctx.emitError("GridSample grid holds " + Twine(coordinates) +
-                         " coordinates per point but X has " +
-                         Twine(spatial) + " spatial dimensions");
+                         " coordinates per point but X has " + Twine(spatial) +
+                         " spatial dimensions");
   if (!x->isDynamicDim(0) && !grid->isDynamicDim(0) &&
       x->getDimSize(0) != grid->getDimSize(0))
     return ctx.emitError("GridSample grid has batch size " +
