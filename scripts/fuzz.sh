@@ -63,9 +63,11 @@ build() {
     artifact) "$CXX" "${FLAGS[@]}" "$ROOT/test/fuzz/ArtifactFuzzer.cpp" \
                 "$ROOT/runtime/cuda/src/Artifact.cpp" -o "$binary" ;;
     npy) "$CXX" "${FLAGS[@]}" "$ROOT/test/fuzz/NpyFuzzer.cpp" \
-           "$HOST/HostTensor.cpp" "$HOST/FloatConversion.cpp" -o "$binary" ;;
+           "$HOST/HostTensor.cpp" "$HOST/Float8.cpp" "$HOST/FloatConversion.cpp" \
+           -o "$binary" ;;
     npz) "$CXX" "${FLAGS[@]}" "$ROOT/test/fuzz/NpzFuzzer.cpp" "$HOST/Npz.cpp" \
-           "$HOST/HostTensor.cpp" "$HOST/FloatConversion.cpp" -lzip -o "$binary" ;;
+           "$HOST/HostTensor.cpp" "$HOST/Float8.cpp" "$HOST/FloatConversion.cpp" \
+           -lzip -o "$binary" ;;
     onnx-import|onnx-mutate|onnx-roundtrip|policy|tensor-pb)
       cmake_fuzzer "$target" ;;
     *) echo "unknown fuzz target '$target'" >&2; return 2 ;;

@@ -1,8 +1,10 @@
 //===- TensorPbFuzzer.cpp - libFuzzer target: amp-run's .pb tensor reader -===//
 //
 // Any bytes: readONNXTensorBuffer fails with a message or returns a tensor
-// whose byte count matches its type and shape. A huge declared shape in a
-// small input must fail (the caps of fuzzLimits), not allocate.
+// whose byte count matches its type and shape (one byte per element for
+// bool and the 4- and 2-bit integers, which ONNX packs and amp does not).
+// A huge declared shape in a small input must fail (the caps of
+// fuzzLimits), not allocate.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +12,7 @@
 
 #include "amp/Target/ONNX/ONNXImporter.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 
@@ -29,9 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint64_t count = 1;
   for (int64_t dim : tensor->shape)
     count *= static_cast<uint64_t>(dim);
-  unsigned bits = tensor->elementType.isInteger(1)
-                      ? 8
-                      : tensor->elementType.getIntOrFloatBitWidth();
+  unsigned bits = std::max(8u, tensor->elementType.getIntOrFloatBitWidth());
   if (tensor->bytes.size() != count * (bits / 8))
     std::abort();
   return 0;
