@@ -127,15 +127,15 @@ def test_unexpected_failure_fails_the_run(amp_run, tmp_path):
     """A failure missing from the list fails the run and names the test and
     the reason."""
     (tmp_path / "backend_run_xfail_fp32.txt").write_text("")
-    proc, _ = _run(amp_run, "--filter", "onnx/test_nonzero_example",
+    proc, _ = _run(amp_run, "--filter", "onnx/test_det_nd",
                    "--xfail-dir", str(tmp_path), timeout=600)
     assert proc.returncode == 1
-    assert ("FAIL onnx/test_nonzero_example: not listed: not lowerable: NonZero"
+    assert ("FAIL onnx/test_det_nd: not listed: not lowerable: Det"
             in proc.stdout), proc.stdout
 
 
 @pytest.mark.parametrize("listed, change", [
-    ("not lowerable: NonZero: some other reason", "reason changed"),
+    ("not lowerable: Det: some other reason", "reason changed"),
     ("crash: killed by SIGSEGV", "class changed: crash -> not lowerable"),
     ("timeout: no result within 300 s", "class changed: timeout -> not lowerable"),
 ])
@@ -143,14 +143,14 @@ def test_changed_reason_fails_the_run(amp_run, tmp_path, listed, change):
     """A listed test that fails for another reason or with another class (a
     crash, a timeout, another error) fails the run, naming both reasons."""
     (tmp_path / "backend_run_xfail_fp32.txt").write_text(
-        f"onnx/test_nonzero_example  # {listed}\n")
-    proc, _ = _run(amp_run, "--filter", "onnx/test_nonzero_example",
+        f"onnx/test_det_nd  # {listed}\n")
+    proc, _ = _run(amp_run, "--filter", "onnx/test_det_nd",
                    "--xfail-dir", str(tmp_path), timeout=600)
     assert proc.returncode == 1, proc.stdout
     line = next((l for l in proc.stdout.splitlines()
-                 if l.startswith("[fp32] CHANGED onnx/test_nonzero_example: ")), None)
+                 if l.startswith("[fp32] CHANGED onnx/test_det_nd: ")), None)
     assert line and change in line and listed in line, proc.stdout
-    assert "not lowerable: NonZero" in line
+    assert "not lowerable: Det" in line
 
 
 def _first_numeric_entry(mode):

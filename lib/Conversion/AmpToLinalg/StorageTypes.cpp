@@ -14,15 +14,15 @@
 //    product is the rounded value, which then either overflows (saturate,
 //    Inf or NaN as ONNX Cast's table says) or is encoded from its f64 bits.
 //
+// The formats' facts come from semantics::getFloat8Layout (LLVM's APFloat).
 // amp_runtime::doubleToFloat8Bits is the same algorithm on the host; both
-// are checked against onnx's reference and ml_dtypes in
-// test/python/test_storage_types.py.
+// are checked against onnx's reference in test/python/test_storage_types.py
+// (the host one also against APFloat, test/unit/Runtime/Float8Test.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
-
-#include "amp/Runtime/FloatConversion.h"
+#include "amp/Dialect/Amp/Semantics/Quantization.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -30,20 +30,8 @@
 using namespace mlir;
 using namespace mlir::amp::lowering;
 
-using amp_runtime::Float8Format;
-using amp_runtime::Float8Kind;
-
-static std::optional<Float8Kind> getFloat8Kind(Type type) {
-  if (type.isFloat8E4M3FN())
-    return Float8Kind::E4M3FN;
-  if (type.isFloat8E4M3FNUZ())
-    return Float8Kind::E4M3FNUZ;
-  if (type.isFloat8E5M2())
-    return Float8Kind::E5M2;
-  if (type.isFloat8E5M2FNUZ())
-    return Float8Kind::E5M2FNUZ;
-  return std::nullopt;
-}
+using mlir::amp::semantics::Float8Layout;
+namespace semantics = mlir::amp::semantics;
 
 /// Bits of a 4- or 2-bit integer type, else 0.
 static unsigned narrowIntegerBits(Type type) {
@@ -54,7 +42,7 @@ static unsigned narrowIntegerBits(Type type) {
 }
 
 bool mlir::amp::lowering::isStorageElementType(Type type) {
-  return getFloat8Kind(type) || narrowIntegerBits(type);
+  return semantics::isFloat8Type(type) || narrowIntegerBits(type);
 }
 
 namespace {
@@ -90,8 +78,7 @@ struct Bits {
 
 /// The f32 value of the 8-bit float whose bits are the i8 `bits` (exact).
 static Value decodeFloat8(OpBuilder &b, Location loc, Value bits,
-                          Float8Kind kind) {
-  const Float8Format &f = amp_runtime::getFloat8Format(kind);
+                          const Float8Layout &f) {
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
   Bits i{b, loc, i32};
   int64_t m = f.mantissaBits, exponentMask = (1 << f.exponentBits) - 1;
@@ -129,9 +116,8 @@ static Value decodeFloat8(OpBuilder &b, Location loc, Value bits,
 
 /// The i8 bits of the 8-bit float nearest the f64 `x` (ties to even), with
 /// ONNX Cast's rules for Inf, NaN and overflow.
-static Value encodeFloat8(OpBuilder &b, Location loc, Value x, Float8Kind kind,
-                          bool saturate) {
-  const Float8Format &f = amp_runtime::getFloat8Format(kind);
+static Value encodeFloat8(OpBuilder &b, Location loc, Value x,
+                          const Float8Layout &f, bool saturate) {
   Type i64 = b.getI64Type(), i8 = b.getI8Type(), f64 = b.getF64Type();
   Bits l{b, loc, i64};
   Bits c{b, loc, i8};
@@ -223,12 +209,12 @@ Value mlir::amp::lowering::castStorageScalar(OpBuilder &b, Location loc,
   // The source as an ordinary value: f32 for an 8-bit float, the i8
   // extension for a narrow integer (exact either way).
   bool fromUnsigned = from.isUnsignedInteger();
-  if (std::optional<Float8Kind> kind = getFloat8Kind(from)) {
-    value = decodeFloat8(b, loc, value, *kind);
+  if (std::optional<Float8Layout> layout = semantics::getFloat8Layout(from)) {
+    value = decodeFloat8(b, loc, value, *layout);
     fromUnsigned = false;
   }
-  if (std::optional<Float8Kind> kind = getFloat8Kind(to)) {
-    return encodeFloat8(b, loc, toF64(b, loc, value, fromUnsigned), *kind,
+  if (std::optional<Float8Layout> layout = semantics::getFloat8Layout(to)) {
+    return encodeFloat8(b, loc, toF64(b, loc, value, fromUnsigned), *layout,
                         saturate);
   }
   if (unsigned bits = narrowIntegerBits(to)) {

@@ -5,6 +5,7 @@
 #include "amp/Dialect/Amp/Semantics/Indexing.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -103,6 +104,26 @@ FailureOr<QuantLayout> semantics::resolveQuantLayout(
 bool semantics::isFloat8Type(Type type) {
   return type.isFloat8E4M3FN() || type.isFloat8E4M3FNUZ() ||
          type.isFloat8E5M2() || type.isFloat8E5M2FNUZ();
+}
+
+std::optional<semantics::Float8Layout> semantics::getFloat8Layout(Type type) {
+  if (!isFloat8Type(type))
+    return std::nullopt;
+  const llvm::fltSemantics &sem = cast<FloatType>(type).getFloatSemantics();
+  Float8Layout layout;
+  layout.mantissaBits = llvm::APFloat::semanticsPrecision(sem) - 1;
+  layout.exponentBits = 7 - layout.mantissaBits;
+  layout.bias = 1 - llvm::APFloat::semanticsMinExponent(sem);
+  layout.hasInfinity = isa<Float8E5M2Type>(type);
+  layout.fnuz = isa<Float8E4M3FNUZType, Float8E5M2FNUZType>(type);
+  llvm::APFloat largest = llvm::APFloat::getLargest(sem);
+  layout.maxBits =
+      static_cast<uint8_t>(largest.bitcastToAPInt().getZExtValue());
+  bool lost;
+  largest.convert(llvm::APFloat::IEEEdouble(),
+                  llvm::APFloat::rmNearestTiesToEven, &lost);
+  layout.maxFinite = largest.convertToDouble();
+  return layout;
 }
 
 std::optional<std::pair<int64_t, int64_t>>

@@ -16,6 +16,9 @@
 
 #include "mlir/IR/Types.h"
 
+#include <cstdint>
+#include <optional>
+
 namespace mlir::amp::semantics {
 
 /// Quantization attributes as written on the op (op or adaptor).
@@ -56,6 +59,24 @@ std::optional<std::pair<int64_t, int64_t>> getQuantizedRange(Type type);
 /// Whether `type` is one of ONNX's 8-bit floats (a quantized type too: x /
 /// scale rounded to it, with Cast's saturation; no zero point added).
 bool isFloat8Type(Type type);
+
+/// The bit layout of an 8-bit float type, derived from LLVM's APFloat
+/// semantics (the host runtime's amp_runtime::Float8Format holds the same
+/// facts without MLIR, checked against APFloat in its unit test).
+struct Float8Layout {
+  unsigned exponentBits;
+  unsigned mantissaBits;
+  int bias;
+  /// E5M2: an all-ones exponent holds +-Inf (mantissa 0) and NaN.
+  bool hasInfinity;
+  /// FNUZ: 0x80 is the only NaN; no -0, no Inf.
+  bool fnuz;
+  /// Bits and value of the largest finite value.
+  uint8_t maxBits;
+  double maxFinite;
+};
+/// The layout of `type`, or std::nullopt when it is not an 8-bit float.
+std::optional<Float8Layout> getFloat8Layout(Type type);
 
 } // namespace mlir::amp::semantics
 
