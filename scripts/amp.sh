@@ -64,6 +64,14 @@ install_deps() {
 sys.exit(bool('$version') and $module.__version__ != '$version')" 2>/dev/null \
       || missing_pip+=("$p")
   done
+  # amp-train-gpu's NCCL: the system's (CUDA's folder) or PyPI's wheel, only
+  # where the CUDA toolkit is (the runtime needs nccl.h to build it).
+  if [[ -x /usr/local/cuda/bin/nvcc ]] && ! compgen -G "/usr/include/nccl.h" >/dev/null \
+    && ! compgen -G "/usr/local/include/nccl.h" >/dev/null \
+    && ! compgen -G "/usr/local/cuda/include/nccl.h" >/dev/null \
+    && ! "$PYTHON" -c "import nvidia.nccl" 2>/dev/null; then
+    missing_pip+=(nvidia-nccl-cu13)
+  fi
   if ((${#missing_apt[@]} + ${#missing_pip[@]} == 0)); then
     return
   fi
@@ -114,7 +122,7 @@ build() {
   # The CUDA runtime's tools exist where CMake found the CUDA toolkit (no
   # grep -q: under pipefail, ninja's SIGPIPE would fail the test).
   if ninja -C "$BUILD" -t targets all 2>/dev/null | grep '^amp-run-gpu:' >/dev/null; then
-    targets+=(amp-run-gpu amp-gpu-make-gemm)
+    targets+=(amp-run-gpu amp-gpu-make-gemm amp-train-gpu)
   else
     log "no CUDA toolkit: amp-run-gpu is not built (its tests are skipped)"
   fi

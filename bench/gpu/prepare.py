@@ -14,6 +14,10 @@ the repository (it is ``bench/gpu/artifacts`` by default; keep it under the
   real weights; the reference is amp-run's CPU path on the same program.
 - ``kernel``: Relu, Cast, Softmax, LayerNorm on large fp16 tensors (no
   weights), for the bandwidth table.
+- ``train``: the split train step of a small model with BatchNorm buffers
+  and training Dropout (fp16, AdamW, dynamic loss scaling) for
+  ``amp-train-gpu``, with amp-run --train's logs and states (one micro-batch
+  per step and ``--accumulate 2``) to follow.
 - ``e2e``: ResNet-50 and BERT-base at batch 32 and 128 in fp16, bf16 and
   fp32, with random weights (``--amp-cuda-random-weights``), for timing.
 """
@@ -128,6 +132,40 @@ def export_torch(name, folder, batch=None):
     return path
 
 
+def train_entries(folder):
+    """The data-parallel train step (amp-train-gpu): the three artifacts of
+    a model with BatchNorm buffers and training Dropout (fp16, AdamW,
+    dynamic loss scaling), its data, and amp-run --train's log and final
+    state for one micro-batch per step and for --accumulate 2."""
+    from amp_testmodels import build_onnx  # noqa: PLC0415
+    source = os.path.join(folder, "train_bn_dropout.onnx")
+    onnx.save(build_onnx.train_bn_dropout(), source)
+    rng = np.random.default_rng(1)
+    np.save(os.path.join(folder, "train_x.npy"), rng.standard_normal((32, 8)).astype(np.float32))
+    np.save(os.path.join(folder, "train_y.npy"), rng.standard_normal((32, 4)).astype(np.float32))
+    flags = ["--train", "--loss=mse", "--optimizer=adamw", "--amp-type=f16"]
+    artifacts = {}
+    for entry in ("initial_state", "compute_gradients", "apply_gradients"):
+        artifacts[entry] = f"train_{entry}.ampgpu"
+        run(os.path.join(BIN, "amp-opt"), source, *flags, "--split-step", "--static-batch=4",
+            "--amp-target=cuda", f"--amp-cuda-entry={entry}", "-o",
+            os.path.join(folder, artifacts[entry]))
+    runs = []
+    for accumulate, steps in ((1, 12), (2, 6)):
+        stem = f"train_cpu_k{accumulate}"
+        run(os.path.join(BIN, "amp-run"), source, *flags, "--data",
+            os.path.join(folder, "train_x.npy"), "--labels", os.path.join(folder, "train_y.npy"),
+            "--batch-size", "4", "--accumulate", str(accumulate), "--steps", str(steps),
+            "--no-shuffle", "--log-csv", os.path.join(folder, stem + ".csv"),
+            "--save-state", os.path.join(folder, stem + ".npz"))
+        runs.append({"accumulate": accumulate, "steps": steps, "csv": stem + ".csv",
+                     "state": stem + ".npz"})
+    os.remove(source)
+    return [{"kind": "train", "name": "train_bn_dropout", "dtype": "f16",
+             "artifacts": artifacts, "data": "train_x.npy", "labels": "train_y.npy",
+             "batch": 4, "runs": runs}]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=os.path.join(REPO, "bench", "gpu", "artifacts"))
@@ -165,6 +203,7 @@ def main():
         os.remove(source)
 
     entries += kernel_models(args.out)
+    entries += train_entries(args.out)
 
     if args.e2e:
         for name in ("resnet50", "bert_base"):

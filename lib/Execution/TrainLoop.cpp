@@ -4,6 +4,7 @@
 
 #include "amp/Execution/CpuProgram.h"
 #include "amp/Execution/TrainSession.h"
+#include "amp/Runtime/BatchOrder.h"
 #include "amp/Runtime/Npz.h"
 #include "amp/Target/ONNX/ONNXImporter.h"
 #include "amp/Target/ONNX/ONNXWeights.h"
@@ -20,12 +21,12 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <random>
 #include <thread>
 
 using namespace mlir;
 using namespace mlir::amp;
 using namespace mlir::amp::execution;
+using amp_runtime::gatherRows;
 
 //===----------------------------------------------------------------------===//
 // Flags
@@ -102,34 +103,6 @@ int64_t nowSeconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-/// Rows `rows` of `data` (samples along dimension 0).
-Tensor gatherRows(const Tensor &data, ArrayRef<int64_t> rows) {
-  Tensor batch;
-  batch.elementType = data.elementType;
-  batch.shape = data.shape;
-  batch.shape[0] = rows.size();
-  size_t rowBytes = data.shape[0] ? data.bytes.size() / data.shape[0] : 0;
-  batch.bytes.resize(rowBytes * rows.size());
-  for (size_t i = 0; i < rows.size(); ++i)
-    std::memcpy(batch.bytes.data() + i * rowBytes,
-                data.bytes.data() + rows[i] * rowBytes, rowBytes);
-  return batch;
-}
-
-/// The permutation of epoch `epoch` (Fisher-Yates over a per-epoch seed).
-std::vector<int64_t> epochOrder(int64_t count, uint64_t seed, int64_t epoch,
-                                bool shuffle) {
-  std::vector<int64_t> order(count);
-  for (int64_t i = 0; i < count; ++i)
-    order[i] = i;
-  if (!shuffle)
-    return order;
-  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ULL + epoch + 1);
-  for (int64_t i = count - 1; i > 0; --i)
-    std::swap(order[i], order[rng() % static_cast<uint64_t>(i + 1)]);
-  return order;
 }
 
 class Trainer {
@@ -427,39 +400,24 @@ LogicalResult Trainer::run(ModuleOp module) {
     }
   };
 
-  int64_t skipped = 0, epochCached = -1;
-  std::vector<int64_t> order;
+  int64_t skipped = 0;
   double lastLr = 0, lastLoss = 0;
   auto start = std::chrono::steady_clock::now();
   std::vector<Tensor> results;
-  // The rows of batch number `batch` (epochs are reshuffled each time).
-  auto rowsOf = [&](int64_t batch) {
-    int64_t epoch = batch / perEpoch, offset = batch % perEpoch;
-    if (epoch != epochCached) {
-      order = epochOrder(samples, options.shuffleSeed, epoch, options.shuffle);
-      epochCached = epoch;
-    }
-    return std::vector<int64_t>(order.begin() + offset * options.batchSize,
-                                order.begin() +
-                                    (offset + 1) * options.batchSize);
-  };
+  amp_runtime::BatchSchedule schedule(samples, options.batchSize,
+                                      options.shuffleSeed, options.shuffle);
   int64_t K = options.accumulate;
-  // This rank's rows of a global batch.
-  int64_t shard = options.batchSize / ranks;
-  auto shardOf = [&](std::vector<int64_t> rows) {
-    return std::vector<int64_t>(rows.begin() + rank * shard,
-                                rows.begin() + (rank + 1) * shard);
-  };
   for (int64_t n = 0; n < total; ++n, batchesDone += K) {
     double scaleIn = session->getLossScale();
     llvm::Expected<StepOutcome> stepped =
         K == 1 && ranks == 1
-            ? session->step(gatherRows(data, rowsOf(batchesDone)),
-                            gatherRows(labels, rowsOf(batchesDone)), results)
+            ? session->step(gatherRows(data, schedule.rows(batchesDone)),
+                            gatherRows(labels, schedule.rows(batchesDone)),
+                            results)
             : session->accumulatedStep(
                   [&](int64_t k) {
                     std::vector<int64_t> rows =
-                        shardOf(rowsOf(batchesDone + k));
+                        schedule.rows(batchesDone + k, rank, ranks);
                     return std::make_pair(gatherRows(data, rows),
                                           gatherRows(labels, rows));
                   },

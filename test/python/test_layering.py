@@ -21,7 +21,8 @@ LAYERS = {
     "runtime-host": (["lib/Runtime/Host"], ["include/amp/Runtime/HostTensor.h",
                                             "include/amp/Runtime/FloatConversion.h",
                                             "include/amp/Runtime/MemRefABI.h",
-                                            "include/amp/Runtime/Npz.h"]),
+                                            "include/amp/Runtime/Npz.h",
+                                            "include/amp/Runtime/BatchOrder.h"]),
     "runtime-cpu": (["lib/Runtime/Cpu"], ["include/amp/Runtime/CpuRuntime.h"]),
     "runtime-cuda": (["runtime/cuda/src", "runtime/cuda/tools"], ["runtime/cuda/include"]),
     "support": ([], ["include/amp/Support"]),
@@ -53,9 +54,12 @@ LAYERS = {
 # amp headers each layer may include (prefixes), besides its own.
 AMP_ALLOWED = {
     "runtime-host": ["amp/Runtime/HostTensor.h", "amp/Runtime/FloatConversion.h",
-                     "amp/Runtime/MemRefABI.h", "amp/Runtime/Npz.h"],
+                     "amp/Runtime/MemRefABI.h", "amp/Runtime/Npz.h",
+                     "amp/Runtime/BatchOrder.h"],
     "runtime-cpu": ["amp/Runtime/"],
-    "runtime-cuda": ["amp/Runtime/HostTensor.h", "amp/Runtime/FloatConversion.h"],
+    # amp-train-gpu reads data and state files and batches as amp-run does.
+    "runtime-cuda": ["amp/Runtime/HostTensor.h", "amp/Runtime/FloatConversion.h",
+                     "amp/Runtime/BatchOrder.h", "amp/Runtime/Npz.h"],
     "support": ["amp/Support/"],
     "semantics": ["amp/Dialect/Amp/Semantics/"],
     "dialect": ["amp/Support/", "amp/Dialect/"],

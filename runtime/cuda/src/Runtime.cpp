@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimeInternal.h"
 #include "amp_gpu/Artifact.h"
 #include "amp_gpu/GemmPlan.h"
 #include "amp_gpu/HostExecutor.h"
@@ -24,11 +25,11 @@
 
 using namespace amp_gpu;
 
-namespace {
+namespace amp_gpu::detail {
 
 thread_local std::string lastError;
 
-AmpStatus fail(const std::string &message, AmpStatus status = AMP_ERROR) {
+AmpStatus fail(const std::string &message, AmpStatus status) {
   lastError = message;
   return status;
 }
@@ -41,6 +42,12 @@ bool cudaOk(cudaError_t status, const std::string &what) {
   return false;
 }
 
+} // namespace amp_gpu::detail
+
+using namespace amp_gpu::detail;
+
+namespace {
+
 bool cublasOk(cublasStatus_t status, const std::string &what) {
   if (status == CUBLAS_STATUS_SUCCESS)
     return true;
@@ -51,14 +58,6 @@ bool cublasOk(cublasStatus_t status, const std::string &what) {
 constexpr size_t kWorkspaceBytes = 32u << 20; // cuBLAS' Hopper recommendation
 
 } // namespace
-
-struct AmpContext {
-  int device = 0;
-  std::string arch;
-  cudaStream_t stream = nullptr;
-  cublasLtHandle_t cublas = nullptr;
-  void *workspace = nullptr;
-};
 
 namespace {
 
@@ -608,6 +607,93 @@ AmpStatus ampBenchmark(AmpProgram *program, int warmup, int iterations,
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   return status;
+}
+
+AmpStatus ampDeviceAlloc(AmpContext *context, uint64_t bytes, void **device) {
+  if (!context || !device)
+    return fail("ampDeviceAlloc: null argument");
+  *device = nullptr;
+  if (!cudaOk(cudaSetDevice(context->device), "selecting the device") ||
+      !cudaOk(cudaMalloc(device, bytes ? bytes : 1),
+              "allocating " + std::to_string(bytes) + " bytes"))
+    return AMP_ERROR;
+  return AMP_OK;
+}
+
+void ampDeviceFree(AmpContext *context, void *device) {
+  if (context && device) {
+    cudaStreamSynchronize(context->stream);
+    cudaFree(device);
+  }
+}
+
+AmpStatus ampGetTensorAddress(AmpProgram *program, int isOutput, int index,
+                              void **device) {
+  if (!program || !device)
+    return fail("ampGetTensorAddress: null argument");
+  const auto &list =
+      isOutput ? program->artifact.outputs : program->artifact.inputs;
+  if (index < 0 || size_t(index) >= list.size())
+    return fail(std::string("no ") + (isOutput ? "output " : "input ") +
+                std::to_string(index));
+  *device = program->address(list[index].ref);
+  return AMP_OK;
+}
+
+AmpStatus ampCopyDevice(AmpContext *context, void *dst, const void *src,
+                        uint64_t bytes) {
+  if (!context || !dst || !src)
+    return fail("ampCopyDevice: null argument");
+  return cudaOk(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
+                                context->stream),
+                "copying on the device")
+             ? AMP_OK
+             : AMP_ERROR;
+}
+
+AmpStatus ampDeviceZero(AmpContext *context, void *device, uint64_t bytes) {
+  if (!context || !device)
+    return fail("ampDeviceZero: null argument");
+  return cudaOk(cudaMemsetAsync(device, 0, bytes, context->stream),
+                "zeroing device memory")
+             ? AMP_OK
+             : AMP_ERROR;
+}
+
+AmpStatus ampCopyToHost(AmpContext *context, void *host, const void *device,
+                        uint64_t bytes) {
+  if (!context || !host || !device)
+    return fail("ampCopyToHost: null argument");
+  return cudaOk(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost,
+                                context->stream),
+                "copying to the host") &&
+                 cudaOk(cudaStreamSynchronize(context->stream),
+                        "waiting for the device")
+             ? AMP_OK
+             : AMP_ERROR;
+}
+
+AmpStatus ampCopyToDevice(AmpContext *context, void *device, const void *host,
+                          uint64_t bytes) {
+  if (!context || !host || !device)
+    return fail("ampCopyToDevice: null argument");
+  // Synchronous: `host` may be reused as soon as this returns.
+  return cudaOk(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice,
+                                context->stream),
+                "copying to the device") &&
+                 cudaOk(cudaStreamSynchronize(context->stream),
+                        "waiting for the device")
+             ? AMP_OK
+             : AMP_ERROR;
+}
+
+AmpStatus ampContextSynchronize(AmpContext *context) {
+  if (!context)
+    return fail("ampContextSynchronize: null context");
+  return cudaOk(cudaStreamSynchronize(context->stream),
+                "waiting for the device")
+             ? AMP_OK
+             : AMP_ERROR;
 }
 
 } // extern "C"

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ToolSupport.h"
 #include "amp/Runtime/HostTensor.h"
 #include "amp_gpu/Artifact.h"
 #include "amp_gpu/amp_gpu.h"
@@ -41,52 +42,6 @@ const char *kUsage =
 int usageError(const std::string &message) {
   std::fprintf(stderr, "amp-run-gpu: error: %s\n%s", message.c_str(), kUsage);
   return 2;
-}
-
-bool toElementType(amp_gpu::DType type, ElementType &out) {
-  using amp_gpu::DType;
-  switch (type) {
-  case DType::F32:
-    out = ElementType::F32;
-    return true;
-  case DType::F16:
-    out = ElementType::F16;
-    return true;
-  case DType::BF16:
-    out = ElementType::BF16;
-    return true;
-  case DType::F64:
-    out = ElementType::F64;
-    return true;
-  case DType::I64:
-    out = ElementType::I64;
-    return true;
-  case DType::I32:
-    out = ElementType::I32;
-    return true;
-  case DType::I16:
-    out = ElementType::I16;
-    return true;
-  case DType::I8:
-    out = ElementType::I8;
-    return true;
-  case DType::U64:
-    out = ElementType::U64;
-    return true;
-  case DType::U32:
-    out = ElementType::U32;
-    return true;
-  case DType::U16:
-    out = ElementType::U16;
-    return true;
-  case DType::U8:
-    out = ElementType::U8;
-    return true;
-  case DType::Bool:
-    out = ElementType::Bool;
-    return true;
-  }
-  return false;
 }
 
 /// The tolerance a dtype's rounding allows when none is given.

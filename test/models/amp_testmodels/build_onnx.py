@@ -500,6 +500,37 @@ def external_data_model(dirpath, opset=17, all_tensors_to_one_file=True):
     return onnx.load(path)
 
 
+def train_bn_dropout(opset=17, batch=4):
+    """A model for training tests with every kind of train-step state: Gemm
+    -> BatchNormalization (training: running statistics are buffers) ->
+    Relu -> Dropout (training: the step's counters) -> Gemm.
+    X[batch,8] -> Y[batch,4]. Not in BUILDERS (training only)."""
+    rng = np.random.default_rng(0)
+    inits = [
+        numpy_helper.from_array((rng.standard_normal((8, 16)) * 0.3).astype(np.float32), "w1"),
+        _const("b1", np.zeros(16), np.float32),
+        _const("bn_scale", np.ones(16), np.float32),
+        _const("bn_bias", np.zeros(16), np.float32),
+        _const("bn_mean", np.zeros(16), np.float32),
+        _const("bn_var", np.ones(16), np.float32),
+        numpy_helper.from_array((rng.standard_normal((16, 4)) * 0.3).astype(np.float32), "w2"),
+        _const("b2", np.zeros(4), np.float32),
+        _const("ratio", 0.25, np.float32),
+        _const("train", True, np.bool_),
+    ]
+    nodes = [
+        helper.make_node("Gemm", ["x", "w1", "b1"], ["h"]),
+        helper.make_node("BatchNormalization", ["h", "bn_scale", "bn_bias", "bn_mean", "bn_var"],
+                         ["hb", "running_mean", "running_var"], training_mode=1),
+        helper.make_node("Relu", ["hb"], ["hr"]),
+        helper.make_node("Dropout", ["hr", "ratio", "train"], ["hd"], seed=1),
+        helper.make_node("Gemm", ["hd", "w2", "b2"], ["y"]),
+    ]
+    graph = helper.make_graph(nodes, "train_bn_dropout", [_vi("x", FLOAT, [batch, 8])],
+                              [_vi("y", FLOAT, [batch, 4])], inits)
+    return _finish(graph, opset)
+
+
 BUILDERS = {
     "mlp": mlp,
     "conv_block": conv_block,
