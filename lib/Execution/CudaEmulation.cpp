@@ -6,6 +6,7 @@
 
 #include "amp_gpu/Artifact.h"
 #include "amp_gpu/HostExecutor.h"
+#include "amp_gpu/HostTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -82,47 +83,6 @@ mlir::amp::execution::extractHostKernels(ModuleOp module) {
 
 namespace {
 
-using amp_runtime::ElementType;
-
-std::optional<ElementType> toElementType(amp_gpu::DType type) {
-  using amp_gpu::DType;
-  switch (type) {
-  case DType::F32:
-    return ElementType::F32;
-  case DType::F16:
-    return ElementType::F16;
-  case DType::BF16:
-    return ElementType::BF16;
-  case DType::F64:
-    return ElementType::F64;
-  case DType::I64:
-    return ElementType::I64;
-  case DType::I32:
-    return ElementType::I32;
-  case DType::I16:
-    return ElementType::I16;
-  case DType::I8:
-    return ElementType::I8;
-  case DType::U64:
-    return ElementType::U64;
-  case DType::U32:
-    return ElementType::U32;
-  case DType::U16:
-    return ElementType::U16;
-  case DType::U8:
-    return ElementType::U8;
-  case DType::Bool:
-    return ElementType::Bool;
-  }
-  return std::nullopt;
-}
-
-/// What a compiled emulation keeps: the kernels' JIT code and the program.
-struct Emulation {
-  std::unique_ptr<JitCode> jit;
-  std::unique_ptr<amp_gpu::HostProgram> host;
-};
-
 llvm::Error runEmulation(amp_gpu::HostProgram &host,
                          const std::vector<Tensor> &inputs,
                          std::vector<Tensor> &results) {
@@ -145,7 +105,7 @@ llvm::Error runEmulation(amp_gpu::HostProgram &host,
   std::vector<void *> out;
   for (const amp_gpu::TensorSignature &sig : artifact.outputs) {
     Tensor tensor;
-    tensor.elementType = *toElementType(sig.dtype);
+    amp_gpu::toElementType(sig.dtype, tensor.elementType);
     tensor.shape = sig.shape;
     tensor.bytes.resize(sig.byteSize());
     results.push_back(std::move(tensor));
@@ -161,31 +121,12 @@ llvm::Error runEmulation(amp_gpu::HostProgram &host,
 
 } // namespace
 
-FailureOr<std::unique_ptr<CpuProgram>>
-mlir::amp::execution::compileCudaEmulation(ModuleOp module,
-                                           CudaArtifactOptions options) {
-  auto entry = module.lookupSymbol<func::FuncOp>(options.entry);
-  if (!entry)
-    return module.emitError("no function @")
-               << options.entry << " to compile for CUDA",
-           failure();
-  auto state = std::make_shared<Emulation>();
-  // The signature is read before the lowering rewrites the entry.
-  FailureOr<std::unique_ptr<CpuProgram>> program = CpuProgram::wrap(
-      entry,
-      [emulation = state.get()](const std::vector<Tensor> &inputs,
-                                std::vector<Tensor> &results) {
-        return runEmulation(*emulation->host, inputs, results);
-      },
-      state);
-  if (failed(program))
-    return failure();
-  for (const TensorSignature &sig : (*program)->getOutputs())
-    if (!sig.type.hasStaticShape())
-      return entry.emitError("the CUDA target needs static shapes; output '")
-                 << sig.name << "' is " << sig.type,
-             failure();
+EmulatedArtifact::~EmulatedArtifact() = default;
 
+FailureOr<std::shared_ptr<EmulatedArtifact>>
+mlir::amp::execution::compileEmulatedArtifact(ModuleOp module,
+                                              CudaArtifactOptions options) {
+  auto state = std::make_shared<EmulatedArtifact>();
   options.hostKernels = true;
   amp_gpu::Artifact artifact;
   if (failed(buildCudaArtifact(module, options, artifact)))
@@ -214,5 +155,37 @@ mlir::amp::execution::compileCudaEmulation(ModuleOp module,
   if (!state->host)
     return module.emitError("the emulated CUDA artifact: ") << error, failure();
   state->jit = std::move(*jit);
+  return state;
+}
+
+FailureOr<std::unique_ptr<CpuProgram>>
+mlir::amp::execution::compileCudaEmulation(ModuleOp module,
+                                           CudaArtifactOptions options) {
+  auto entry = module.lookupSymbol<func::FuncOp>(options.entry);
+  if (!entry)
+    return module.emitError("no function @")
+               << options.entry << " to compile for CUDA",
+           failure();
+  auto holder = std::make_shared<std::shared_ptr<EmulatedArtifact>>();
+  // The signature is read before the lowering rewrites the entry.
+  FailureOr<std::unique_ptr<CpuProgram>> program = CpuProgram::wrap(
+      entry,
+      [holder](const std::vector<Tensor> &inputs,
+               std::vector<Tensor> &results) {
+        return runEmulation(*(*holder)->host, inputs, results);
+      },
+      holder);
+  if (failed(program))
+    return failure();
+  for (const TensorSignature &sig : (*program)->getOutputs())
+    if (!sig.type.hasStaticShape())
+      return entry.emitError("the CUDA target needs static shapes; output '")
+                 << sig.name << "' is " << sig.type,
+             failure();
+  FailureOr<std::shared_ptr<EmulatedArtifact>> artifact =
+      compileEmulatedArtifact(module, std::move(options));
+  if (failed(artifact))
+    return failure();
+  *holder = std::move(*artifact);
   return program;
 }

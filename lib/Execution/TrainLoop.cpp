@@ -3,6 +3,7 @@
 #include "amp/Execution/TrainLoop.h"
 
 #include "amp/Execution/CpuProgram.h"
+#include "amp/Execution/CudaTrainEmulation.h"
 #include "amp/Execution/TrainSession.h"
 #include "amp/Runtime/BatchOrder.h"
 #include "amp/Runtime/Npz.h"
@@ -496,6 +497,9 @@ LogicalResult Trainer::run(ModuleOp module) {
 LogicalResult mlir::amp::execution::runTrainLoop(ModuleOp module,
                                                  const TrainLoopOptions &options,
                                                  llvm::raw_ostream &log) {
+  if (options.cudaArtifacts)
+    return trainCudaArtifactsEmulated(module, options, *options.cudaArtifacts,
+                                      log);
   Trainer trainer(options, log);
   LogicalResult result = trainer.run(module);
   // A failed rank must not leave the others waiting in an all-reduce.
@@ -526,7 +530,7 @@ LogicalResult mlir::amp::execution::trainModel(
     if (stepOptions.batchSize == 0)
       stepOptions.batchSize =
           loop.batchSize % ranks == 0 ? loop.batchSize / ranks : loop.batchSize;
-    if (loop.accumulate > 1 || ranks > 1)
+    if (loop.accumulate > 1 || ranks > 1 || loop.cudaArtifacts)
       stepOptions.splitStep = true;
     stepOptions.frontEnd.foldMaxBytes = loop.limits.maxFoldBytes;
     if (stepOptions.frontEnd.runAutocast)

@@ -44,7 +44,10 @@ llvm::Expected<TrainJobOptions> mlir::amp::execution::getTrainJobCLOptions() {
   TrainJobOptions job;
   job.loop = loopFlags->flags.get();
   job.loop.limits = getModelLimitsCLOptions();
-  job.loop.lowering = getCudaEmulationCLOption(); // --amp-cuda-emulate
+  // --amp-cuda-emulate: the split step's CUDA artifacts, trained with
+  // amp-train-gpu's loop.
+  if (getCudaEmulationCLOption())
+    job.loop.cudaArtifacts = getCudaTargetCLOptions();
   llvm::Expected<training::TrainStepOptions> step =
       training::getTrainCLOptions();
   if (!step)

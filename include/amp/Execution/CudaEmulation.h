@@ -17,7 +17,24 @@
 #include "amp/Execution/CpuProgram.h"
 #include "amp/Target/CUDA/CudaArtifact.h"
 
+namespace amp_gpu {
+class HostProgram;
+} // namespace amp_gpu
+
 namespace mlir::amp::execution {
+
+/// An artifact built in memory with its kernels compiled for the CPU: the
+/// schedule runs with amp_gpu::HostProgram.
+struct EmulatedArtifact {
+  std::unique_ptr<JitCode> jit;
+  std::unique_ptr<amp_gpu::HostProgram> host;
+  ~EmulatedArtifact();
+};
+
+/// Lowers `module` (in place) with the CUDA pipeline for entry
+/// `options.entry` and builds its emulated artifact.
+FailureOr<std::shared_ptr<EmulatedArtifact>>
+compileEmulatedArtifact(ModuleOp module, CudaArtifactOptions options);
 
 /// Compiles `module` (amp dialect, static shapes; lowered in place) into an
 /// emulated CUDA artifact whose entry `options.entry` runs as a CpuProgram

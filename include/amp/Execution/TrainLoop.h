@@ -11,6 +11,7 @@
 
 #include "amp/Execution/Communicator.h"
 #include "amp/Support/OptionsBinder.h"
+#include "amp/Target/CUDA/CudaArtifact.h"
 #include "amp/Target/ONNX/ModelLimits.h"
 #include "amp/Training/TrainStep.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -20,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace mlir {
@@ -55,9 +57,13 @@ struct TrainLoopOptions {
   /// The ONNX model itself where a built program carries it
   /// (amp.onnx_source); `sourceModel` then names the program.
   std::string sourceModelBytes;
-  /// Another pipeline to the LLVM dialect than the CPU one (amp-run
-  /// --amp-cuda-emulate: the CUDA lowering's kernels as CPU loops).
+  /// Another pipeline to the LLVM dialect than the CPU one (the CUDA
+  /// lowering's kernels as CPU loops).
   std::function<void(OpPassManager &)> lowering;
+  /// amp-run --train --amp-cuda-emulate: train the split step's CUDA
+  /// artifacts, built in memory with their kernels compiled for the CPU,
+  /// with amp-train-gpu's loop (see CudaTrainEmulation.h).
+  std::optional<CudaArtifactOptions> cudaArtifacts;
   /// Data parallelism (amp-run under mpirun): `batchSize` is the global
   /// batch, split evenly over the ranks; rank r takes rows [r B/N,
   /// (r+1) B/N) of each global batch, its Dropout replica index is r, and

@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ToolSupport.h"
 #include "amp/Runtime/HostTensor.h"
 #include "amp_gpu/Artifact.h"
+#include "amp_gpu/HostTypes.h"
 #include "amp_gpu/amp_gpu.h"
 
 #include <cmath>

@@ -1,7 +1,7 @@
 //===- amp-train-gpu.cpp - data-parallel training on CUDA devices ---------===//
 //
-//   mpirun -np N amp-train-gpu --init init.ampgpu --compute compute.ampgpu \
-//       --apply apply.ampgpu --data x.npy --labels y.npy --batch-size B \
+//   mpirun -np N amp-train-gpu --init init.ampgpu --compute compute.ampgpu
+//       --apply apply.ampgpu --data x.npy --labels y.npy --batch-size B
 //       --steps S [--accumulate K] [--save-state s.npz] [--log-csv log.csv]
 //
 // Runs the split train step of one program (amp-opt --train --split-step
@@ -17,10 +17,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ToolSupport.h"
 #include "amp/Runtime/BatchOrder.h"
 #include "amp/Runtime/HostTensor.h"
 #include "amp_gpu/Artifact.h"
+#include "amp_gpu/DataParallelTrainer.h"
+#include "amp_gpu/HostTypes.h"
 #include "amp_gpu/TrainPlan.h"
 #include "amp_gpu/amp_gpu.h"
 
@@ -210,28 +211,6 @@ amp_gpu::Artifact readArtifactOrDie(const std::string &path) {
   return artifact;
 }
 
-/// Reads a data file and checks its rows against the compute input.
-Tensor readRows(const std::string &path, const amp_gpu::TensorSignature &sig) {
-  Tensor tensor;
-  std::string error;
-  if (!amp_runtime::readNpy(path, tensor, error))
-    die(error);
-  ElementType type;
-  if (!amp_gpu::toElementType(sig.dtype, type))
-    die("input '" + sig.name + "' has a type amp-train-gpu cannot feed");
-  if (type == ElementType::BF16 && tensor.elementType == ElementType::F32)
-    tensor = amp_runtime::convertF32Tensor(tensor, type);
-  std::vector<int64_t> row(sig.shape.begin() + 1, sig.shape.end());
-  if (tensor.elementType != type || tensor.shape.size() != sig.shape.size() ||
-      !std::equal(row.begin(), row.end(), tensor.shape.begin() + 1))
-    die("'" + path + "': input '" + sig.name + "' takes rows of " +
-        amp_runtime::getElementTypeName(type) + amp_runtime::formatShape(row) +
-        ", the file holds " +
-        amp_runtime::getElementTypeName(tensor.elementType) +
-        amp_runtime::formatShape(tensor.shape));
-  return tensor;
-}
-
 /// FNV-1a over the bytes: the ranks compare their starting states.
 uint64_t digest(const std::vector<std::vector<char>> &parts) {
   uint64_t h = 1469598103934665603ull;
@@ -264,45 +243,70 @@ void checkRanksAgree(
 #endif
 }
 
-double scalarAsDouble(const std::vector<char> &bytes, DType type) {
-  switch (type) {
-  case DType::F32: {
-    float v;
-    std::memcpy(&v, bytes.data(), 4);
-    return v;
-  }
-  case DType::F64: {
-    double v;
-    std::memcpy(&v, bytes.data(), 8);
-    return v;
-  }
-  case DType::I64: {
-    int64_t v;
-    std::memcpy(&v, bytes.data(), 8);
-    return double(v);
-  }
-  default: {
-    Tensor t;
-    amp_gpu::toElementType(type, t.elementType);
-    t.bytes = bytes;
-    return t.getAsDouble(0);
-  }
-  }
-}
+/// The CUDA runtime as the trainer's device: one context, the two (three)
+/// programs, and an NCCL communicator when there is one.
+class CudaTrainDevice final : public amp_gpu::TrainDevice {
+public:
+  AmpContext *context = nullptr;
+  AmpProgram *programs[3] = {nullptr, nullptr, nullptr};
+  AmpCommunicator *comm = nullptr;
+  double timeout = 0;
+  std::vector<void *> allocations;
 
-std::vector<char> scalarBytes(double value, DType type) {
-  std::vector<char> bytes(amp_gpu::dtypeSize(type));
-  if (type == DType::F64)
-    std::memcpy(bytes.data(), &value, 8);
-  else if (type == DType::I64) {
-    int64_t v = int64_t(value);
-    std::memcpy(bytes.data(), &v, 8);
-  } else {
-    float v = float(value);
-    std::memcpy(bytes.data(), &v, 4);
+  ~CudaTrainDevice() override {
+    for (void *pointer : allocations)
+      ampDeviceFree(context, pointer);
+    ampDestroyCommunicator(comm);
+    for (AmpProgram *program : programs)
+      ampUnload(program);
+    ampDestroyContext(context);
   }
-  return bytes;
-}
+  static bool result(AmpStatus status, std::string &error) {
+    if (status != AMP_OK)
+      error = ampGetLastError();
+    return status == AMP_OK;
+  }
+  bool address(amp_gpu::TrainProgram program, bool output, int index,
+               void *&pointer, std::string &error) override {
+    return result(
+        ampGetTensorAddress(programs[int(program)], output, index, &pointer),
+        error);
+  }
+  bool execute(amp_gpu::TrainProgram program, std::string &error) override {
+    return result(ampExecute(programs[int(program)]), error);
+  }
+  bool copy(void *dst, const void *src, uint64_t bytes,
+            std::string &error) override {
+    if (dst == src) // an output that is its own input's storage
+      return true;
+    return result(ampCopyDevice(context, dst, src, bytes), error);
+  }
+  bool zero(void *dst, uint64_t bytes, std::string &error) override {
+    return result(ampDeviceZero(context, dst, bytes), error);
+  }
+  bool toHost(void *host, const void *src, uint64_t bytes,
+              std::string &error) override {
+    return result(ampCopyToHost(context, host, src, bytes), error);
+  }
+  bool toDevice(void *dst, const void *host, uint64_t bytes,
+                std::string &error) override {
+    return result(ampCopyToDevice(context, dst, host, bytes), error);
+  }
+  bool allocate(uint64_t bytes, void *&pointer, std::string &error) override {
+    if (!result(ampDeviceAlloc(context, bytes, &pointer), error))
+      return false;
+    allocations.push_back(pointer);
+    return true;
+  }
+  bool hasCollective() const override { return comm != nullptr; }
+  bool allReduce(void *flat, DType type, uint64_t summed, uint64_t averaged,
+                 std::string &error) override {
+    uint64_t counts[2] = {summed, averaged};
+    int ops[2] = {AMP_REDUCE_SUM, AMP_REDUCE_AVG};
+    return result(ampAllReduce(comm, flat, int(type), 2, counts, ops), error) &&
+           result(ampCommunicatorWait(comm, timeout), error);
+  }
+};
 
 } // namespace
 
@@ -342,8 +346,12 @@ int main(int argc, char **argv) {
   if (!amp_gpu::checkBatchSplit(options.batchSize, ranks, plan.microBatch,
                                 error))
     die(error);
-  Tensor data = readRows(options.data, compute.inputs[plan.dataInput]);
-  Tensor labels = readRows(options.labels, compute.inputs[plan.labelsInput]);
+  Tensor data, labels;
+  if (!amp_gpu::readTrainingData(options.data, compute.inputs[plan.dataInput],
+                                 data, error) ||
+      !amp_gpu::readTrainingData(
+          options.labels, compute.inputs[plan.labelsInput], labels, error))
+    die(error);
   int64_t samples = data.shape[0];
   if (labels.shape[0] != samples)
     die("'" + options.labels + "' has " + std::to_string(labels.shape[0]) +
@@ -392,18 +400,17 @@ int main(int argc, char **argv) {
                    {"the starting batch", batchesDone}});
 
   // The device, the programs and the communicator.
-  int device = options.device >= 0 ? options.device : localRank();
-  AmpContext *context = nullptr;
-  check(ampCreateContext(device, &context),
-        "CUDA device " + std::to_string(device));
-  AmpProgram *computeProgram = nullptr, *applyProgram = nullptr,
-             *initProgram = nullptr;
-  check(ampLoad(context, options.compute.c_str(), &computeProgram), "loading");
-  check(ampLoad(context, options.apply.c_str(), &applyProgram), "loading");
-  if (!options.init.empty())
-    check(ampLoad(context, options.init.c_str(), &initProgram), "loading");
-
-  AmpCommunicator *comm = nullptr;
+  CudaTrainDevice device;
+  int deviceIndex = options.device >= 0 ? options.device : localRank();
+  check(ampCreateContext(deviceIndex, &device.context),
+        "CUDA device " + std::to_string(deviceIndex));
+  const std::string *paths[3] = {&options.init, &options.compute,
+                                 &options.apply};
+  for (int p = 0; p < 3; ++p)
+    if (!paths[p]->empty())
+      check(ampLoad(device.context, paths[p]->c_str(), &device.programs[p]),
+            "loading");
+  device.timeout = options.rankTimeout;
   int ncclVersion = 0;
   if (ranks > 1 || options.nccl) {
     check(ampCollectiveVersion(&ncclVersion), "NCCL");
@@ -414,10 +421,11 @@ int main(int argc, char **argv) {
     if (ranks > 1)
       MPI_Bcast(id, AMP_COLLECTIVE_ID_BYTES, MPI_BYTE, 0, MPI_COMM_WORLD);
 #endif
-    check(ampCreateCommunicator(context, ranks, rank, id, &comm), "NCCL");
+    check(ampCreateCommunicator(device.context, ranks, rank, id, &device.comm),
+          "NCCL");
   }
   if (rank == 0) {
-    if (comm)
+    if (device.comm)
       std::printf("collective: NCCL %d.%d.%d, %d rank(s), one all-reduce of "
                   "%llu bytes per step\n",
                   ncclVersion / 10000, ncclVersion / 100 % 100,
@@ -428,246 +436,53 @@ int main(int argc, char **argv) {
     std::fflush(stdout);
   }
 
-  auto address = [&](AmpProgram *program, int isOutput, int index) {
-    void *pointer = nullptr;
-    check(ampGetTensorAddress(program, isOutput, index, &pointer),
-          "addressing a tensor");
-    return pointer;
+  if (!amp_gpu::loadStartingState(
+          plan, device, options.init.empty() ? loaded : decltype(loaded)(),
+          error))
+    die(error);
+  if (device.programs[0]) {
+    ampUnload(device.programs[0]);
+    device.programs[0] = nullptr;
+  }
+
+  amp_gpu::TrainRunOptions run;
+  run.batchSize = options.batchSize;
+  run.accumulate = options.accumulate;
+  run.steps = options.steps;
+  run.logEvery = options.logEvery;
+  run.replicaIndex = options.replicaIndex;
+  run.shuffleSeed = options.shuffleSeed;
+  run.shuffle = options.shuffle;
+  run.rank = rank;
+  run.ranks = ranks;
+  run.logCsv = options.logCsv;
+  run.log = [](const std::string &line) {
+    std::fputs(line.c_str(), stdout);
+    std::fflush(stdout);
   };
-  auto copy = [&](void *dst, const void *src, uint64_t bytes) {
-    check(ampCopyDevice(context, dst, src, bytes), "copying state");
-  };
-  auto toDevice = [&](void *dst, const std::vector<char> &bytes) {
-    check(ampCopyToDevice(context, dst, bytes.data(), bytes.size()),
-          "copying to the device");
-  };
-  auto toHost = [&](const void *src, uint64_t bytes) {
-    std::vector<char> out(bytes);
-    check(ampCopyToHost(context, out.data(), src, bytes), "reading a result");
-    return out;
-  };
-
-  // The starting state into both programs.
-  if (initProgram)
-    check(ampExecute(initProgram), "@initial_state");
-  for (size_t s = 0; s < plan.state.size(); ++s) {
-    const TrainPlan::State &state = plan.state[s];
-    std::vector<void *> targets;
-    if (state.computeInput >= 0)
-      targets.push_back(address(computeProgram, 0, state.computeInput));
-    if (state.applyInput >= 0)
-      targets.push_back(address(applyProgram, 0, state.applyInput));
-    for (void *target : targets) {
-      if (initProgram)
-        copy(target, address(initProgram, 1, state.initOutput), state.bytes);
-      else
-        toDevice(target, loaded[s]);
-    }
-  }
-  check(ampContextSynchronize(context), "@initial_state");
-  if (initProgram) {
-    ampUnload(initProgram);
-    initProgram = nullptr;
-  }
-
-  void *flat = nullptr;
-  uint64_t flatElement = amp_gpu::dtypeSize(plan.flatType);
-  check(ampDeviceAlloc(context, plan.flatBytes(), &flat),
-        "the all-reduce buffer");
-  char *flatBytes = static_cast<char *>(flat);
-
-  FILE *csv = nullptr;
-  std::string csvPartial = options.logCsv + ".partial";
-  if (rank == 0 && !options.logCsv.empty()) {
-    csv = std::fopen(csvPartial.c_str(), "w");
-    if (!csv)
-      die("cannot write '" + options.logCsv + "'");
-    std::fprintf(csv, "step,loss,loss_scale,lr,found_inf,skipped\n");
-  }
-
-  const TrainPlan::State *scaleState =
-      plan.lossScaleState >= 0 ? &plan.state[plan.lossScaleState] : nullptr;
-  const TrainPlan::State *stepState =
-      plan.stepState >= 0 ? &plan.state[plan.stepState] : nullptr;
-  auto readState = [&](const TrainPlan::State &s) {
-    return toHost(address(applyProgram, 0, s.applyInput), s.bytes);
-  };
-  double scale =
-      scaleState ? scalarAsDouble(readState(*scaleState), DType::F32) : 1.0;
-  amp_runtime::BatchSchedule schedule(samples, options.batchSize,
-                                      options.shuffleSeed, options.shuffle);
-  const amp_gpu::TensorSignature &lossSig = compute.outputs[plan.lossOutput];
-  int64_t K = options.accumulate, skipped = 0;
-  double lastLoss = 0, lastLr = 0;
-  const char *zeroFlag = "\0\0\0\0";
-  auto start = std::chrono::steady_clock::now();
-  double allReduceSeconds = 0;
-  for (int64_t n = 0; n < options.steps; ++n, batchesDone += K) {
-    double scaleIn = scale;
-    int64_t stepValue =
-        stepState ? int64_t(scalarAsDouble(readState(*stepState), DType::I64))
-                  : 0;
-    toDevice(address(computeProgram, 0, plan.gradScaleInput),
-             scalarBytes(scale / double(K * ranks), DType::F32));
-    for (const TrainPlan::Gradient &g : plan.gradients)
-      check(ampDeviceZero(context, address(computeProgram, 0, g.computeInput),
-                          g.bytes),
-            "zeroing the gradients");
-    if (plan.dropoutReplicaInput >= 0)
-      toDevice(address(computeProgram, 0, plan.dropoutReplicaInput),
-               scalarBytes(double(options.replicaIndex + rank), DType::I64));
-    double lossSum = 0;
-    for (int64_t k = 0; k < K; ++k) {
-      std::vector<int64_t> rows = schedule.rows(batchesDone + k, rank, ranks);
-      Tensor x = amp_runtime::gatherRows(data, rows);
-      Tensor y = amp_runtime::gatherRows(labels, rows);
-      check(ampSetInput(computeProgram, plan.dataInput, x.bytes.data()),
-            "input");
-      check(ampSetInput(computeProgram, plan.labelsInput, y.bytes.data()),
-            "labels");
-      if (plan.dropoutCounterInput >= 0)
-        toDevice(address(computeProgram, 0, plan.dropoutCounterInput),
-                 scalarBytes(double(stepValue * K + k), DType::I64));
-      check(ampExecute(computeProgram),
-            "step " + std::to_string(n + 1) + ": @compute_gradients");
-      lossSum +=
-          scalarAsDouble(toHost(address(computeProgram, 1, plan.lossOutput),
-                                lossSig.byteSize()),
-                         lossSig.dtype);
-      // The accumulators and the buffers go round for the next micro-batch.
-      for (const TrainPlan::Gradient &g : plan.gradients)
-        if (k + 1 < K)
-          copy(address(computeProgram, 0, g.computeInput),
-               address(computeProgram, 1, g.computeOutput), g.bytes);
-      for (const TrainPlan::State &s : plan.state)
-        if (s.computeOutput >= 0 && k + 1 < K)
-          copy(address(computeProgram, 0, s.computeInput),
-               address(computeProgram, 1, s.computeOutput), s.bytes);
-    }
-    double loss = lossSum / double(K);
-
-    // One all-reduce: [gradients (sum)] [float buffers, loss (mean)].
-    for (const TrainPlan::Gradient &g : plan.gradients)
-      copy(flatBytes + g.flatOffset * flatElement,
-           address(computeProgram, 1, g.computeOutput), g.bytes);
-    for (const TrainPlan::State &s : plan.state)
-      if (s.averaged)
-        copy(flatBytes + s.flatOffset * flatElement,
-             address(computeProgram, 1, s.computeOutput), s.bytes);
-    toDevice(flatBytes + plan.lossOffset * flatElement,
-             scalarBytes(loss, plan.flatType));
-    if (comm) {
-      auto reduceStart = std::chrono::steady_clock::now();
-      uint64_t counts[2] = {plan.summedCount, plan.averagedCount};
-      int ops[2] = {AMP_REDUCE_SUM, AMP_REDUCE_AVG};
-      check(ampAllReduce(comm, flat, int(plan.flatType), 2, counts, ops),
-            "step " + std::to_string(n + 1));
-      check(ampCommunicatorWait(comm, options.rankTimeout),
-            "step " + std::to_string(n + 1));
-      allReduceSeconds += std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - reduceStart)
-                              .count();
-    }
-    for (const TrainPlan::Gradient &g : plan.gradients)
-      copy(address(applyProgram, 0, g.applyInput),
-           flatBytes + g.flatOffset * flatElement, g.bytes);
-    for (const TrainPlan::State &s : plan.state) {
-      if (s.averaged)
-        copy(address(computeProgram, 0, s.computeInput),
-             flatBytes + s.flatOffset * flatElement, s.bytes);
-      else if (s.computeOutput >= 0)
-        copy(address(computeProgram, 0, s.computeInput),
-             address(computeProgram, 1, s.computeOutput), s.bytes);
-    }
-    loss = scalarAsDouble(
-        toHost(flatBytes + plan.lossOffset * flatElement, flatElement),
-        plan.flatType);
-
-    // A non-finite gradient of any rank is non-finite in the sum, which
-    // @apply_gradients checks itself: no flag of its own to pass in.
-    check(ampCopyToDevice(context, address(applyProgram, 0, plan.foundInfInput),
-                          zeroFlag, 4),
-          "found_inf");
-    check(ampExecute(applyProgram),
-          "step " + std::to_string(n + 1) + ": @apply_gradients");
-    bool overflow =
-        scalarAsDouble(toHost(address(applyProgram, 1, plan.foundInfOutput), 4),
-                       DType::F32) != 0;
-    if (plan.lrOutput >= 0)
-      lastLr = scalarAsDouble(toHost(address(applyProgram, 1, plan.lrOutput),
-                                     apply.outputs[plan.lrOutput].byteSize()),
-                              apply.outputs[plan.lrOutput].dtype);
-    for (const TrainPlan::State &s : plan.state) {
-      if (s.applyOutput < 0)
-        continue;
-      void *updated = address(applyProgram, 1, s.applyOutput);
-      copy(address(applyProgram, 0, s.applyInput), updated, s.bytes);
-      if (s.computeInput >= 0)
-        copy(address(computeProgram, 0, s.computeInput), updated, s.bytes);
-    }
-    if (scaleState)
-      scale = scalarAsDouble(readState(*scaleState), DType::F32);
-    if (overflow && !scaleState)
-      die("step " + std::to_string(n + 1) +
-          ": non-finite gradients (no loss scaling to back off; the "
-          "parameters are not updated)");
-    skipped += overflow;
-    lastLoss = loss;
-    if (csv)
-      std::fprintf(csv, "%lld,%.9g,%.9g,%.9g,%d,%lld\n", (long long)(n + 1),
-                   loss, scaleIn, lastLr, int(overflow), (long long)skipped);
-    if (rank == 0 &&
-        ((n + 1) % options.logEvery == 0 || n + 1 == options.steps)) {
-      double seconds = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - start)
-                           .count();
-      std::printf("step %lld  loss %.6f  scale %g  lr %.6g  skipped %lld  "
-                  "%.2f steps/s\n",
-                  (long long)(n + 1), lastLoss, scaleIn, lastLr,
-                  (long long)skipped, (n + 1) / std::max(seconds, 1e-9));
-      std::fflush(stdout);
-    }
-  }
-  if (rank == 0) {
-    std::printf("done: %lld steps, %lld skipped, final loss scale %g\n",
-                (long long)options.steps, (long long)skipped, scale);
-    if (comm)
-      std::printf("all-reduce: %.3f ms per step (waiting for the slowest "
-                  "rank included), %llu bytes\n",
-                  1e3 * allReduceSeconds / double(options.steps),
-                  (unsigned long long)plan.flatBytes());
-  }
-  if (csv) {
-    std::fclose(csv);
-    if (std::rename(csvPartial.c_str(), options.logCsv.c_str()) != 0)
-      die("cannot write '" + options.logCsv + "'");
-  }
+  amp_gpu::TrainRunResult result;
+  if (!amp_gpu::runTraining(plan, compute, apply, device, data, labels,
+                            batchesDone, run, result, error))
+    die(error);
+  if (rank == 0 && device.comm)
+    std::printf("all-reduce: %.3f ms per step (waiting for the slowest rank "
+                "included), %llu bytes\n",
+                1e3 * result.allReduceSeconds / double(options.steps),
+                (unsigned long long)result.allReduceBytes);
 #ifdef AMP_GPU_HAVE_NPZ
   if (rank == 0 && !options.saveState.empty()) {
     amp_runtime::NamedTensors arrays;
-    for (const TrainPlan::State &s : plan.state) {
-      Tensor t;
-      amp_gpu::toElementType(s.dtype, t.elementType);
-      t.shape = s.shape;
-      t.bytes =
-          s.applyInput >= 0
-              ? readState(s)
-              : toHost(address(computeProgram, 0, s.computeInput), s.bytes);
-      arrays.emplace_back(s.name, std::move(t));
-    }
+    if (!amp_gpu::readTrainedState(plan, device, arrays, error))
+      die(error);
     Tensor done;
     done.elementType = ElementType::I64;
-    done.bytes = scalarBytes(double(batchesDone), DType::I64);
+    done.bytes.resize(8);
+    std::memcpy(done.bytes.data(), &result.batchesDone, 8);
     arrays.emplace_back("amp_run.batches_done", std::move(done));
     if (!amp_runtime::writeNpz(options.saveState, arrays, error))
       die(error);
   }
 #endif
-  ampDeviceFree(context, flat);
-  ampDestroyCommunicator(comm);
-  ampUnload(computeProgram);
-  ampUnload(applyProgram);
-  ampDestroyContext(context);
 #ifdef AMP_GPU_HAVE_MPI
   if (world.mpi)
     MPI_Finalize();

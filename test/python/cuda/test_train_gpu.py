@@ -251,3 +251,72 @@ def test_nccl_missing_library_is_named():
     assert proc.returncode == 1
     assert "cannot load NCCL" in proc.stdout and "/nonexistent/libnccl.so.2" in proc.stdout, \
         proc.stdout
+
+
+# The GPU driver's loop (amp_gpu::runTraining) without a GPU: amp-run
+# --train --amp-cuda-emulate builds the same three artifacts in memory,
+# compiles their kernels for the CPU and trains them with that loop (host
+# memory as the device, MPI where NCCL would be).
+EMULATED = [*TRAIN_FLAGS, "--no-shuffle", "--steps", "10", "--log-every", "5"]
+
+
+def emulated(amp_run, step, tmp_path, name, *flags, batch=4, ranks=1):
+    folder, model, _ = step
+    command = [amp_run, model, *EMULATED, "--data", folder / "x.npy", "--labels",
+               folder / "y.npy", "--batch-size", batch, "--log-csv", tmp_path / f"{name}.csv",
+               "--save-state", tmp_path / f"{name}.npz", *flags]
+    if ranks > 1:
+        command = [_mpirun(), "-np", str(ranks), *command]
+    proc = run(command)
+    log = np.loadtxt(tmp_path / f"{name}.csv", delimiter=",", skiprows=1, ndmin=2)
+    return proc, log, dict(np.load(tmp_path / f"{name}.npz"))
+
+
+def assert_same(a, b):
+    np.testing.assert_array_equal(a[1], b[1])
+    assert sorted(a[2]) == sorted(b[2])
+    for name in a[2]:
+        np.testing.assert_array_equal(a[2][name], b[2][name], err_msg=name)
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_gpu_loop_emulated_equals_cpu_path(step, amp_run, tmp_path, ranks):
+    """The loop amp-train-gpu runs, over the emulated artifacts (each run in
+    a NaN-filled arena), equals amp-run --train's CPU path bit for bit: log
+    and final state, with BatchNorm buffers, Dropout, AdamW and fp16 loss
+    scaling; --accumulate 2 in one process, and two ranks (the flat buffer
+    summed and averaged over MPI)."""
+    flags = ["--accumulate", "2"] if ranks == 1 else []
+    batch = 4 * ranks
+    gpu_loop = emulated(amp_run, step, tmp_path, "emulated", "--amp-cuda-emulate", *flags,
+                        batch=batch, ranks=ranks)
+    assert "amp-train-gpu's loop" in gpu_loop[0].stdout, gpu_loop[0].stdout
+    assert gpu_loop[0].stdout.count("done: 10 steps") == 1
+    cpu = emulated(amp_run, step, tmp_path, "cpu", *flags, batch=batch, ranks=ranks)
+    assert_same(gpu_loop, cpu)
+    assert len(gpu_loop[1]) == 10
+
+
+def test_gpu_loop_emulated_resumes_cpu_state(step, amp_run, tmp_path):
+    """A state written by the CPU path after 5 steps, continued for 5 by
+    the GPU loop, ends where 10 CPU steps end (the batch position, the
+    scaler and the optimizer state travel in the file)."""
+    folder, model, _ = step
+    base = [amp_run, model, *TRAIN_FLAGS, "--no-shuffle", "--data", folder / "x.npy",
+            "--labels", folder / "y.npy", "--batch-size", 4]
+    run([*base, "--steps", 5, "--save-state", tmp_path / "half.npz"])
+    run([*base, "--steps", 5, "--load-state", tmp_path / "half.npz", "--amp-cuda-emulate",
+         "--save-state", tmp_path / "resumed.npz"])
+    run([*base, "--steps", 10, "--save-state", tmp_path / "whole.npz"])
+    resumed, whole = np.load(tmp_path / "resumed.npz"), np.load(tmp_path / "whole.npz")
+    for name in whole.files:
+        np.testing.assert_array_equal(resumed[name], whole[name], err_msg=name)
+
+
+def test_gpu_loop_emulated_refuses_what_it_cannot_do(step, amp_run, tmp_path):
+    folder, model, _ = step
+    proc = run([amp_run, model, *TRAIN_FLAGS, "--data", folder / "x.npy", "--labels",
+                folder / "y.npy", "--batch-size", 4, "--steps", 2, "--amp-cuda-emulate",
+                "--eval-data", folder / "x.npy", "--eval-labels", folder / "y.npy"], ok=False)
+    assert proc.returncode != 0
+    assert "no --eval-data or --export-onnx" in proc.stderr, proc.stderr

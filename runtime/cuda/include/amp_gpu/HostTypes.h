@@ -1,7 +1,13 @@
-//===- ToolSupport.h - what the CUDA runtime's tools share ------*- C++ -*-===//
+//===- HostTypes.h - artifact dtypes as amp's host tensor types -*- C++ -*-===//
+//
+// For the runtime's drivers and the CPU emulation, which read and write
+// amp_runtime::Tensor (.npy, .npz): the header-only part of the runtime that
+// uses amp's host tensors (linked by the user: lib/Runtime/Host).
+//
+//===----------------------------------------------------------------------===//
 
-#ifndef AMP_GPU_TOOLS_TOOLSUPPORT_H
-#define AMP_GPU_TOOLS_TOOLSUPPORT_H
+#ifndef AMP_GPU_HOSTTYPES_H
+#define AMP_GPU_HOSTTYPES_H
 
 #include "amp/Runtime/HostTensor.h"
 #include "amp_gpu/Artifact.h"
@@ -57,4 +63,4 @@ inline bool toElementType(DType type, amp_runtime::ElementType &out) {
 
 } // namespace amp_gpu
 
-#endif // AMP_GPU_TOOLS_TOOLSUPPORT_H
+#endif // AMP_GPU_HOSTTYPES_H
