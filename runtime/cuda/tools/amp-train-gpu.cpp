@@ -19,6 +19,7 @@
 
 #include "amp/Runtime/BatchOrder.h"
 #include "amp/Runtime/HostTensor.h"
+#include "amp/Runtime/MpiLaunch.h"
 #include "amp_gpu/Artifact.h"
 #include "amp_gpu/DataParallelTrainer.h"
 #include "amp_gpu/HostTypes.h"
@@ -74,22 +75,6 @@ struct World {
 };
 World world;
 
-bool launchedByMpi() {
-  for (const char *name :
-       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
-    if (std::getenv(name))
-      return true;
-  return false;
-}
-
-int localRank() {
-  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
-                           "SLURM_LOCALID", "LOCAL_RANK"})
-    if (const char *value = std::getenv(name))
-      return std::atoi(value);
-  return 0;
-}
-
 /// Prints the error and ends the job: every rank when there are several
 /// (MPI_Abort), so that none waits for this one in a collective.
 [[noreturn]] void die(const std::string &message, int code = 1) {
@@ -117,11 +102,10 @@ void check(AmpStatus status, const std::string &what) {
 }
 
 struct Options {
-  std::string init, compute, apply, loadState, saveState, data, labels, logCsv;
-  int64_t batchSize = 0, accumulate = 1, steps = 0, logEvery = 10;
-  int64_t replicaIndex = 0;
-  uint64_t shuffleSeed = 0;
-  bool shuffle = true, nccl = false;
+  std::string init, compute, apply, loadState, saveState, data, labels;
+  /// The loop's options (rank and ranks set from MPI).
+  amp_gpu::TrainRunOptions run;
+  bool nccl = false;
   int device = -1;
   double rankTimeout = 1800;
 };
@@ -163,21 +147,21 @@ Options parseOptions(int argc, char **argv) {
     else if (arg == "--labels")
       o.labels = text();
     else if (arg == "--log-csv")
-      o.logCsv = text();
+      o.run.logCsv = text();
     else if (arg == "--batch-size")
-      o.batchSize = int64_t(number(1));
+      o.run.batchSize = int64_t(number(1));
     else if (arg == "--accumulate")
-      o.accumulate = int64_t(number(1));
+      o.run.accumulate = int64_t(number(1));
     else if (arg == "--steps")
-      o.steps = int64_t(number(1));
+      o.run.steps = int64_t(number(1));
     else if (arg == "--log-every")
-      o.logEvery = int64_t(number(1));
+      o.run.logEvery = int64_t(number(1));
     else if (arg == "--replica-index")
-      o.replicaIndex = int64_t(number(0));
+      o.run.replicaIndex = int64_t(number(0));
     else if (arg == "--shuffle-seed")
-      o.shuffleSeed = uint64_t(number(0));
+      o.run.shuffleSeed = uint64_t(number(0));
     else if (arg == "--no-shuffle")
-      o.shuffle = false;
+      o.run.shuffle = false;
     else if (arg == "--nccl")
       o.nccl = true;
     else if (arg == "--device")
@@ -193,7 +177,7 @@ Options parseOptions(int argc, char **argv) {
     usageError("give exactly one of --init and --load-state");
   if (o.data.empty() || o.labels.empty())
     usageError("--data and --labels are required");
-  if (o.batchSize < 1 || o.steps < 1)
+  if (o.run.batchSize < 1 || o.run.steps < 1)
     usageError("--batch-size and --steps are required");
 #ifndef AMP_GPU_HAVE_NPZ
   if (!o.loadState.empty() || !o.saveState.empty())
@@ -313,7 +297,7 @@ public:
 int main(int argc, char **argv) {
   Options options = parseOptions(argc, argv);
 
-  if (launchedByMpi()) {
+  if (amp_runtime::isLaunchedByMpi()) {
 #ifdef AMP_GPU_HAVE_MPI
     int provided = 0;
     if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) !=
@@ -343,7 +327,7 @@ int main(int argc, char **argv) {
   if (!amp_gpu::planTraining(options.init.empty() ? nullptr : &init, compute,
                              apply, plan, error))
     die(error);
-  if (!amp_gpu::checkBatchSplit(options.batchSize, ranks, plan.microBatch,
+  if (!amp_gpu::checkBatchSplit(options.run.batchSize, ranks, plan.microBatch,
                                 error))
     die(error);
   Tensor data, labels;
@@ -356,8 +340,8 @@ int main(int argc, char **argv) {
   if (labels.shape[0] != samples)
     die("'" + options.labels + "' has " + std::to_string(labels.shape[0]) +
         " samples, '" + options.data + "' " + std::to_string(samples));
-  if (options.batchSize > samples)
-    die("--batch-size " + std::to_string(options.batchSize) +
+  if (options.run.batchSize > samples)
+    die("--batch-size " + std::to_string(options.run.batchSize) +
         " is larger than the data set (" + std::to_string(samples) +
         " samples in '" + options.data + "')");
 
@@ -392,16 +376,17 @@ int main(int argc, char **argv) {
     }
   }
 #endif
-  checkRanksAgree({{"--batch-size", options.batchSize},
-                   {"--accumulate", options.accumulate},
-                   {"the number of steps", options.steps},
+  checkRanksAgree({{"--batch-size", options.run.batchSize},
+                   {"--accumulate", options.run.accumulate},
+                   {"the number of steps", options.run.steps},
                    {"the number of samples", samples},
                    {"the starting state", int64_t(digest(loaded) >> 1)},
                    {"the starting batch", batchesDone}});
 
   // The device, the programs and the communicator.
   CudaTrainDevice device;
-  int deviceIndex = options.device >= 0 ? options.device : localRank();
+  int deviceIndex =
+      options.device >= 0 ? options.device : amp_runtime::getLocalRank();
   check(ampCreateContext(deviceIndex, &device.context),
         "CUDA device " + std::to_string(deviceIndex));
   const std::string *paths[3] = {&options.init, &options.compute,
@@ -445,17 +430,9 @@ int main(int argc, char **argv) {
     device.programs[0] = nullptr;
   }
 
-  amp_gpu::TrainRunOptions run;
-  run.batchSize = options.batchSize;
-  run.accumulate = options.accumulate;
-  run.steps = options.steps;
-  run.logEvery = options.logEvery;
-  run.replicaIndex = options.replicaIndex;
-  run.shuffleSeed = options.shuffleSeed;
-  run.shuffle = options.shuffle;
+  amp_gpu::TrainRunOptions &run = options.run;
   run.rank = rank;
   run.ranks = ranks;
-  run.logCsv = options.logCsv;
   run.log = [](const std::string &line) {
     std::fputs(line.c_str(), stdout);
     std::fflush(stdout);
@@ -467,7 +444,7 @@ int main(int argc, char **argv) {
   if (rank == 0 && device.comm)
     std::printf("all-reduce: %.3f ms per step (waiting for the slowest rank "
                 "included), %llu bytes\n",
-                1e3 * result.allReduceSeconds / double(options.steps),
+                1e3 * result.allReduceSeconds / double(options.run.steps),
                 (unsigned long long)result.allReduceBytes);
 #ifdef AMP_GPU_HAVE_NPZ
   if (rank == 0 && !options.saveState.empty()) {
