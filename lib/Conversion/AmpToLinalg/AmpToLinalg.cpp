@@ -151,6 +151,7 @@ struct ConvertAmpToLinalgPass
     populateResizePatterns(converter, patterns);
     populateGridSamplePatterns(converter, patterns);
     populateDataDependentPatterns(converter, patterns);
+    populateLinearAlgebraPatterns(converter, patterns);
     populateQuantizationPatterns(converter, patterns);
 
     // The conversion driver reports an op without a lowering as "failed to

@@ -307,6 +307,8 @@ void populateDataDependentPatterns(TypeConverter &converter,
                                    RewritePatternSet &patterns);
 void populateGridSamplePatterns(TypeConverter &converter,
                                 RewritePatternSet &patterns);
+void populateLinearAlgebraPatterns(TypeConverter &converter,
+                                   RewritePatternSet &patterns);
 void populatePoolingPatterns(TypeConverter &converter,
                              RewritePatternSet &patterns);
 void populateQuantizationPatterns(TypeConverter &converter,

@@ -1,10 +1,24 @@
-//===- Pooling.cpp - MaxPool, AveragePool, LpPool and the global pools ----===//
+//===- Pooling.cpp - MaxPool, AveragePool, LpPool, the global pools ------===//
+//
+// Also MaxUnpool: a zero tensor of the unpooled shape ((in - 1) * stride
+// + kernel - pads, per spatial dimension) into which each element of X is
+// written at its index in I, flat over that tensor as MaxPool's Indices
+// number it (in order: a repeated index keeps the last value, as onnx's
+// reference's assignment does); an output_shape larger than the unpooled
+// shape (a constant, or values read at run time) pads it with zeros at
+// the end of each dimension (onnx's reference and node tests; onnxruntime
+// indexes the larger shape instead). An index
+// outside the unpooled tensor is a run-time error naming the node
+// (clamped meanwhile).
+//
+//===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
 
 #include <limits>
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::amp::lowering {
 
@@ -103,8 +117,6 @@ struct MaxPoolOpLowering : public OpConversionPattern<MaxPoolOp> {
   LogicalResult
   matchAndRewrite(MaxPoolOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!op.getIndices().use_empty() && op.getStorageOrder() != 0)
-      return notLowerable(op, "the Indices output with storage_order = 1");
     Location loc = op.getLoc();
     Value x = adaptor.getX();
     RankedTensorType resultType = convertedResultType(getTypeConverter(), op);
@@ -127,10 +139,50 @@ struct MaxPoolOpLowering : public OpConversionPattern<MaxPoolOp> {
           return b.create<arith::MaxSIOp>(l, v, a);
         });
     Value indices;
-    if (!op.getIndices().use_empty())
+    if (!op.getIndices().use_empty()) {
       indices = buildIndices(rewriter, loc, op, x, padded, result, *p);
+      if (op.getStorageOrder() != 0)
+        indices = toColumnMajor(rewriter, loc, indices, x);
+    }
     rewriter.replaceOp(op, {result, indices});
     return success();
+  }
+
+  /// storage_order = 1: the same elements (the first maximum in row-major
+  /// window order, as onnx's reference scans), numbered with the spatial
+  /// dimensions in column-major order: (n * C + c) * H * W + h + w * H.
+  Value toColumnMajor(OpBuilder &b, Location loc, Value indices,
+                      Value x) const {
+    auto xType = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> dims(xType.getShape().drop_front(2));
+    int64_t plane = 1;
+    for (int64_t d : dims)
+      plane *= d;
+    return buildElementwise(
+        b, loc, ValueRange{indices}, cast<RankedTensorType>(indices.getType()),
+        [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+          auto c = [&](int64_t v) {
+            return nb.create<arith::ConstantIntOp>(l, v, 64);
+          };
+          Value index = args[0];
+          Value channel = nb.create<arith::DivSIOp>(l, index, c(plane));
+          Value rest = nb.create<arith::RemSIOp>(l, index, c(plane));
+          // Row-major coordinates, last fastest; then the first fastest.
+          SmallVector<Value> coords(dims.size());
+          for (int64_t i = dims.size() - 1; i >= 0; --i) {
+            coords[i] = nb.create<arith::RemSIOp>(l, rest, c(dims[i]));
+            rest = nb.create<arith::DivSIOp>(l, rest, c(dims[i]));
+          }
+          Value column = c(0);
+          int64_t stride = 1;
+          for (size_t i = 0; i < dims.size(); ++i) {
+            column = nb.create<arith::AddIOp>(
+                l, column, nb.create<arith::MulIOp>(l, coords[i], c(stride)));
+            stride *= dims[i];
+          }
+          return nb.create<arith::AddIOp>(
+              l, nb.create<arith::MulIOp>(l, channel, c(plane)), column);
+        });
   }
 
   /// The flat NCHW index (padding not counted) of the first maximum of each
@@ -384,9 +436,129 @@ struct GlobalPoolOpLowering : public OpConversionPattern<OpTy> {
 
 } // namespace
 
+struct MaxUnpoolOpLowering : public OpConversionPattern<MaxUnpoolOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MaxUnpoolOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType resultType = convertedResultType(getTypeConverter(), op);
+    Value outputShape = adaptor.getOutputShape();
+    if (!resultType.hasStaticShape() && !isa<TensorType>(outputShape.getType()))
+      return notLowerable(op, "a dynamic output without output_shape");
+    Value x = adaptor.getX(), indices = adaptor.getI();
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto indexType = cast<RankedTensorType>(indices.getType());
+    if (!xType.hasStaticShape() || indexType.getShape() != xType.getShape())
+      return notLowerable(op, "X and I of different or dynamic shapes");
+    // The unpooled shape, which the indices number.
+    SmallVector<int64_t> unpooled = {xType.getDimSize(0), xType.getDimSize(1)};
+    ArrayRef<int64_t> kernel = op.getKernelShape();
+    int64_t spatial = kernel.size();
+    if (xType.getRank() != spatial + 2 || resultType.getRank() != spatial + 2)
+      return notLowerable(op, "a kernel_shape that does not match X's rank");
+    SmallVector<int64_t> pads(2 * spatial, 0), strides(spatial, 1);
+    if (op.getPads())
+      pads.assign(op.getPads()->begin(), op.getPads()->end());
+    if (op.getStrides())
+      strides.assign(op.getStrides()->begin(), op.getStrides()->end());
+    for (int64_t i = 0; i < spatial; ++i) {
+      unpooled.push_back((xType.getDimSize(i + 2) - 1) * strides[i] +
+                         kernel[i] - pads[i] - pads[spatial + i]);
+      if (unpooled.back() < 0)
+        return notLowerable(op, "an empty unpooled shape");
+    }
+    // The output's sizes: static, or output_shape's values read at run
+    // time; the batch and channels must be X's, the spatial sizes at least
+    // the unpooled ones (checked now, or at run time).
+    SmallVector<OpFoldResult> outSizes;
+    for (int64_t d = 0; d < spatial + 2; ++d) {
+      int64_t size = resultType.getDimSize(d);
+      bool exact = d < 2;
+      if (!ShapedType::isDynamic(size)) {
+        if (exact ? size != unpooled[d] : size < unpooled[d])
+          return notLowerable(op, exact ? "an output_shape with another batch "
+                                          "or channel count"
+                                        : "an output_shape smaller than the "
+                                          "unpooled shape");
+        outSizes.push_back(rewriter.getIndexAttr(size));
+        continue;
+      }
+      Value value = extractIndex(rewriter, loc, outputShape, d);
+      Value value64 = rewriter.create<arith::IndexCastOp>(
+          loc, rewriter.getI64Type(), value);
+      Value need = rewriter.create<arith::ConstantIntOp>(loc, unpooled[d], 64);
+      Value bad = rewriter.create<arith::CmpIOp>(
+          loc, exact ? arith::CmpIPredicate::ne : arith::CmpIPredicate::slt,
+          value64, need);
+      emitRuntimeCheck(
+          rewriter, loc, bad, value64, need,
+          describeNode(op) + ": output_shape[" + Twine(d) +
+              "] is {value} but " +
+              (exact ? "X's is {bound}" : "the unpooled size is {bound}"));
+      // Meanwhile at least the unpooled size, so the write stays inside.
+      value = rewriter.create<arith::MaxSIOp>(
+          loc, value,
+          rewriter.create<arith::ConstantIndexOp>(loc, unpooled[d]));
+      outSizes.push_back(value);
+    }
+    auto unpooledType =
+        RankedTensorType::get(unpooled, resultType.getElementType());
+    int64_t count = xType.getNumElements();
+    int64_t total = unpooledType.getNumElements();
+    Value flatX = reshapeTensor(
+        rewriter, loc, x,
+        RankedTensorType::get({count}, xType.getElementType()), {});
+    Value flatI = reshapeTensor(
+        rewriter, loc, indices,
+        RankedTensorType::get({count}, indexType.getElementType()), {});
+    auto flatType = RankedTensorType::get({total}, resultType.getElementType());
+    Value zeros = filledTensor(
+        rewriter, loc, flatType, {},
+        constantScalar(rewriter, loc, resultType.getElementType(), 0));
+    Value bound = rewriter.create<arith::ConstantIndexOp>(loc, total);
+    Value result = zeros;
+    if (count > 0 && total > 0) {
+      checkIndexRange(rewriter, loc, op, flatI, bound, /*allowNegative=*/false,
+                      "index");
+      Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
+      Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
+      Value end = rewriter.create<arith::ConstantIndexOp>(loc, count);
+      auto loop = rewriter.create<scf::ForOp>(
+          loc, zero, end, one, ValueRange{zeros},
+          [&](OpBuilder &b, Location l, Value i, ValueRange carried) {
+            Value target = clampIndex(
+                b, l, toIndex(b, l, b.create<tensor::ExtractOp>(l, flatI, i)),
+                bound);
+            Value v = b.create<tensor::ExtractOp>(l, flatX, i);
+            b.create<scf::YieldOp>(l, ValueRange{b.create<tensor::InsertOp>(
+                                          l, v, carried[0], target)});
+          });
+      result = loop.getResult(0);
+    }
+    result = reshapeTensor(rewriter, loc, result, unpooledType, {});
+    if (unpooledType != resultType) {
+      // The unpooled tensor in the corner of a zero output.
+      Value out = filledTensor(
+          rewriter, loc, resultType, outSizes,
+          constantScalar(rewriter, loc, resultType.getElementType(), 0));
+      int64_t rank = spatial + 2;
+      SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0)),
+          ones(rank, rewriter.getIndexAttr(1)), sizes;
+      for (int64_t d : unpooled)
+        sizes.push_back(rewriter.getIndexAttr(d));
+      result = rewriter.create<tensor::InsertSliceOp>(loc, result, out, zeros,
+                                                      sizes, ones);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 void populatePoolingPatterns(TypeConverter &converter,
                              RewritePatternSet &patterns) {
-  patterns.add<MaxPoolOpLowering, AvgLpPoolOpLowering<AveragePoolOp, false>,
+  patterns.add<MaxPoolOpLowering, MaxUnpoolOpLowering,
+               AvgLpPoolOpLowering<AveragePoolOp, false>,
                AvgLpPoolOpLowering<LpPoolOp, true>,
                GlobalPoolOpLowering<GlobalAveragePoolOp>,
                GlobalPoolOpLowering<GlobalMaxPoolOp>,

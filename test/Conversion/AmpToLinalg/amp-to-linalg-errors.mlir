@@ -2,18 +2,20 @@
 // Ops (or forms of ops) without a CPU lowering are reported on the op with
 // the ONNX operator name and, where known, the reason.
 
-func.func @no_lowering(%a: tensor<2x3x3xf32>) -> tensor<2xf32> {
-  // expected-error@+1 {{ONNX Det is not lowerable to the CPU backend yet (amp-run cannot run this model; docs/CpuBackend.md lists the lowered operators)}}
-  %0 = amp.det %a : (tensor<2x3x3xf32>) -> tensor<2xf32>
-  return %0 : tensor<2xf32>
+func.func @no_lowering(%x: tensor<2x1x3xf32>, %w: tensor<1x4x3xf32>, %r: tensor<1x4x4xf32>) -> tensor<2x1x1x4xf32> {
+  %none = amp.none
+  // expected-error@+1 {{ONNX RNN is not lowerable to the CPU backend yet (amp-run cannot run this model; docs/CpuBackend.md lists the lowered operators)}}
+  %y, %h = amp.rnn %x, %w, %r, %none, %none, %none {hidden_size = 4 : i64} : (tensor<2x1x3xf32>, tensor<1x4x3xf32>, tensor<1x4x4xf32>, none, none, none) -> (tensor<2x1x1x4xf32>, tensor<1x1x4xf32>)
+  return %y : tensor<2x1x1x4xf32>
 }
 
 // -----
 
-func.func @maxpool_indices_column_major(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xi64> {
-  // expected-error@+1 {{ONNX MaxPool is not lowerable to the CPU backend yet: the Indices output with storage_order = 1}}
-  %y, %i = amp.max_pool %x {kernel_shape = array<i64: 2, 2>, storage_order = 1 : i64, strides = array<i64: 2, 2>} : (tensor<1x1x4x4xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>)
-  return %i : tensor<1x1x2x2xi64>
+func.func @max_unpool_dynamic_batch(%x: tensor<?x1x2x2xf32>, %i: tensor<?x1x2x2xi64>) -> tensor<?x1x4x4xf32> {
+  %none = amp.none
+  // expected-error@+1 {{ONNX MaxUnpool is not lowerable to the CPU backend yet: a dynamic output without output_shape}}
+  %y = amp.max_unpool %x, %i, %none {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<?x1x2x2xf32>, tensor<?x1x2x2xi64>, none) -> tensor<?x1x4x4xf32>
+  return %y : tensor<?x1x4x4xf32>
 }
 
 // -----
