@@ -246,3 +246,25 @@ func.func @weights_only_subgraph(%ids: tensor<2xi64>) -> tensor<2x4xf32> {
   %m = amp.matmul %n, %w : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
   return %m : tensor<2x4xf32>
 }
+
+// -----
+
+// Recurrent ops are allow ops that accumulate in fp32: every float operand
+// (X, W, R, B) is cast, the integer sequence_lens is not, and the lowering
+// then keeps the state and gates in fp32 (recurrent.mlir).
+// CHECK-LABEL: func.func @recurrent
+// CHECK-SAME: (%[[X:.*]]: tensor<5x2x3xf32>, %[[W:.*]]: tensor<1x16x3xf32>, %[[R:.*]]: tensor<1x16x4xf32>, %[[B:.*]]: tensor<1x32xf32>, %[[L:.*]]: tensor<2xi32>)
+// CHECK-DAG: %[[BH:.*]] = amp.cast %[[B]] {to = f16}
+// CHECK-DAG: %[[RH:.*]] = amp.cast %[[R]] {to = f16}
+// CHECK-DAG: %[[WH:.*]] = amp.cast %[[W]] {to = f16}
+// CHECK-DAG: %[[XH:.*]] = amp.cast %[[X]] {to = f16}
+// CHECK: %[[Y:.*]], %[[YH:.*]], %{{.*}} = amp.lstm %[[XH]], %[[WH]], %[[RH]], %[[BH]], %[[L]], {{.*}} {amp.accumulate = f32} : (tensor<5x2x3xf16>, tensor<1x16x3xf16>, tensor<1x16x4xf16>, tensor<1x32xf16>, tensor<2xi32>, none, none, none) -> (tensor<5x1x2x4xf16>, tensor<1x2x4xf16>, tensor<1x2x4xf16>)
+// CHECK-DAG: amp.cast %[[Y]] {to = f32}
+// CHECK-DAG: amp.cast %[[YH]] {to = f32}
+// BF16-LABEL: func.func @recurrent
+// BF16: amp.lstm {{.*}} {amp.accumulate = f32} : {{.*}} -> (tensor<5x1x2x4xbf16>, tensor<1x2x4xbf16>, tensor<1x2x4xbf16>)
+func.func @recurrent(%x: tensor<5x2x3xf32>, %w: tensor<1x16x3xf32>, %r: tensor<1x16x4xf32>, %b: tensor<1x32xf32>, %l: tensor<2xi32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>) {
+  %none = amp.none
+  %y, %h, %c = amp.lstm %x, %w, %r, %b, %l, %none, %none, %none : (tensor<5x2x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>, tensor<1x32xf32>, tensor<2xi32>, none, none, none) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
+  return %y, %h : tensor<5x1x2x4xf32>, tensor<1x2x4xf32>
+}

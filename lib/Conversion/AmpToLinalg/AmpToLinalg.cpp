@@ -152,6 +152,7 @@ struct ConvertAmpToLinalgPass
     populateGridSamplePatterns(converter, patterns);
     populateDataDependentPatterns(converter, patterns);
     populateLinearAlgebraPatterns(converter, patterns);
+    populateRecurrentPatterns(converter, patterns);
     populateQuantizationPatterns(converter, patterns);
 
     // The conversion driver reports an op without a lowering as "failed to

@@ -16,11 +16,6 @@
 
 namespace mlir::amp::lowering {
 
-namespace {
-
-/// C (+)= A x B for [M,K]x[K,N] or batched [B,M,K]x[B,K,N] (`transB`: B is
-/// [.., N, K]). fp32/f64/integer work uses the named linalg ops (fp32 ones
-/// become oneDNN calls); f16/bf16 accumulation rounds after every step.
 Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs, Value init,
                   bool transposeB) {
   auto initType = cast<RankedTensorType>(init.getType());
@@ -76,6 +71,8 @@ Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs, Value init,
           })
       .getResult(0);
 }
+
+namespace {
 
 /// Broadcasts `value` to `type` (batch dimensions of a MatMul operand).
 Value materializeBroadcast(OpBuilder &b, Location loc, Value value,

@@ -274,6 +274,13 @@ Value padSpatial(OpBuilder &b, Location loc, Value input,
 Value buildArgReduce(OpBuilder &b, Location loc, Value input, int64_t axis,
                      bool max, bool last, bool isUnsigned);
 
+/// C (+)= A x B for [M,K]x[K,N] or batched [B,M,K]x[B,K,N] (`transposeB`:
+/// B is [.., N, K]). fp32/f64/integer work uses the named linalg ops (fp32
+/// ones become oneDNN calls); f16/bf16 accumulation rounds after every
+/// step. In Gemm.cpp; the recurrent ops use it.
+Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs, Value init,
+                  bool transposeB);
+
 /// softmax(input) or log_softmax(input) along `axis`; intermediates in
 /// `acc` (fp32 for fp32-accumulating low-precision ops), the result rounded
 /// once to `resultType`. In Softmax.cpp; SoftmaxCrossEntropyLoss uses it.
@@ -313,6 +320,8 @@ void populatePoolingPatterns(TypeConverter &converter,
                              RewritePatternSet &patterns);
 void populateQuantizationPatterns(TypeConverter &converter,
                                   RewritePatternSet &patterns);
+void populateRecurrentPatterns(TypeConverter &converter,
+                               RewritePatternSet &patterns);
 void populateReductionPatterns(TypeConverter &converter,
                                RewritePatternSet &patterns);
 void populateResizePatterns(TypeConverter &converter,

@@ -2,11 +2,10 @@
 // Ops (or forms of ops) without a CPU lowering are reported on the op with
 // the ONNX operator name and, where known, the reason.
 
-func.func @no_lowering(%x: tensor<2x1x3xf32>, %w: tensor<1x4x3xf32>, %r: tensor<1x4x4xf32>) -> tensor<2x1x1x4xf32> {
-  %none = amp.none
-  // expected-error@+1 {{ONNX RNN is not lowerable to the CPU backend yet (amp-run cannot run this model; docs/CpuBackend.md lists the lowered operators)}}
-  %y, %h = amp.rnn %x, %w, %r, %none, %none, %none {hidden_size = 4 : i64} : (tensor<2x1x3xf32>, tensor<1x4x3xf32>, tensor<1x4x4xf32>, none, none, none) -> (tensor<2x1x1x4xf32>, tensor<1x1x4xf32>)
-  return %y : tensor<2x1x1x4xf32>
+func.func @no_lowering(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{ONNX Bernoulli is not lowerable to the CPU backend yet (amp-run cannot run this model; docs/CpuBackend.md lists the lowered operators)}}
+  %y = amp.bernoulli %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
 }
 
 // -----

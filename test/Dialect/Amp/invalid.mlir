@@ -450,3 +450,155 @@ func.func @compress_condition_rank(%x: tensor<2x5xf32>, %c: tensor<2x5xi1>) -> t
   %0 = amp.compress %x, %c : (tensor<2x5xf32>, tensor<2x5xi1>) -> tensor<?xf32>
   return %0 : tensor<?xf32>
 }
+
+// -----
+
+// Recurrent ops: every operand is checked against the gates, directions and
+// hidden size (Semantics/Recurrent.h).
+func.func @lstm_w_gates(%x: tensor<2x1x3xf32>, %w: tensor<1x12x3xf32>, %r: tensor<1x16x4xf32>) -> tensor<2x1x1x4xf32> {
+  %none = amp.none
+  // expected-error @+2 {{W must be [num_directions, 4*hidden_size, input_size] = [1, 16, 3], not [1, 12, 3]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %h, %c = amp.lstm %x, %w, %r, %none, %none, %none, %none, %none : (tensor<2x1x3xf32>, tensor<1x12x3xf32>, tensor<1x16x4xf32>, none, none, none, none, none) -> (tensor<2x1x1x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>)
+  return %y : tensor<2x1x1x4xf32>
+}
+
+// -----
+
+func.func @gru_direction_count(%x: tensor<2x1x3xf32>, %w: tensor<2x12x3xf32>, %r: tensor<1x12x4xf32>) -> tensor<2x2x1x4xf32> {
+  %none = amp.none
+  // expected-error @+2 {{R must be [num_directions, 3*hidden_size, hidden_size] = [2, 12, 4], not [1, 12, 4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %h = amp.gru %x, %w, %r, %none, %none, %none {direction = "bidirectional"} : (tensor<2x1x3xf32>, tensor<2x12x3xf32>, tensor<1x12x4xf32>, none, none, none) -> (tensor<2x2x1x4xf32>, tensor<2x1x4xf32>)
+  return %y : tensor<2x2x1x4xf32>
+}
+
+// -----
+
+func.func @rnn_input_size(%x: tensor<2x1x5xf32>, %w: tensor<1x4x3xf32>, %r: tensor<1x4x4xf32>) -> tensor<2x1x1x4xf32> {
+  %none = amp.none
+  // expected-error @+2 {{W must be [num_directions, 1*hidden_size, input_size] = [1, 4, 5], not [1, 4, 3]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %h = amp.rnn %x, %w, %r, %none, %none, %none : (tensor<2x1x5xf32>, tensor<1x4x3xf32>, tensor<1x4x4xf32>, none, none, none) -> (tensor<2x1x1x4xf32>, tensor<1x1x4xf32>)
+  return %y : tensor<2x1x1x4xf32>
+}
+
+// -----
+
+func.func @rnn_hidden_size_attr(%x: tensor<2x1x3xf32>, %w: tensor<1x4x3xf32>, %r: tensor<1x4x4xf32>) -> tensor<2x1x1x5xf32> {
+  %none = amp.none
+  // expected-error @+2 {{W must be [num_directions, 1*hidden_size, input_size] = [1, 5, 3], not [1, 4, 3]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %h = amp.rnn %x, %w, %r, %none, %none, %none {hidden_size = 5 : i64} : (tensor<2x1x3xf32>, tensor<1x4x3xf32>, tensor<1x4x4xf32>, none, none, none) -> (tensor<2x1x1x5xf32>, tensor<1x1x5xf32>)
+  return %y : tensor<2x1x1x5xf32>
+}
+
+// -----
+
+func.func @rnn_bias(%x: tensor<2x1x3xf32>, %w: tensor<1x4x3xf32>, %r: tensor<1x4x4xf32>, %b: tensor<1x4xf32>) -> tensor<2x1x1x4xf32> {
+  %none = amp.none
+  // expected-error @+2 {{B must be [num_directions, 2*hidden_size] = [1, 8], not [1, 4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %h = amp.rnn %x, %w, %r, %b, %none, %none : (tensor<2x1x3xf32>, tensor<1x4x3xf32>, tensor<1x4x4xf32>, tensor<1x4xf32>, none, none) -> (tensor<2x1x1x4xf32>, tensor<1x1x4xf32>)
+  return %y : tensor<2x1x1x4xf32>
+}
+
+// -----
+
+func.func @rnn_sequence_lens(%x: tensor<2x3x3xf32>, %w: tensor<1x4x3xf32>, %r: tensor<1x4x4xf32>, %s: tensor<2xi32>) -> tensor<2x1x3x4xf32> {
+  %none = amp.none
+  // expected-error @+2 {{sequence_lens must be [batch_size] = [3], not [2]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %h = amp.rnn %x, %w, %r, %none, %s, %none : (tensor<2x3x3xf32>, tensor<1x4x3xf32>, tensor<1x4x4xf32>, none, tensor<2xi32>, none) -> (tensor<2x1x3x4xf32>, tensor<1x3x4xf32>)
+  return %y : tensor<2x1x3x4xf32>
+}
+
+// -----
+
+func.func @gru_initial_h_layout(%x: tensor<3x2x3xf32>, %w: tensor<1x12x3xf32>, %r: tensor<1x12x4xf32>, %h0: tensor<1x3x4xf32>) -> tensor<3x2x1x4xf32> {
+  %none = amp.none
+  // expected-error @+2 {{initial_h must be [batch_size, num_directions, hidden_size] = [3, 1, 4], not [1, 3, 4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %h = amp.gru %x, %w, %r, %none, %none, %h0 {layout = 1 : i64} : (tensor<3x2x3xf32>, tensor<1x12x3xf32>, tensor<1x12x4xf32>, none, none, tensor<1x3x4xf32>) -> (tensor<3x2x1x4xf32>, tensor<3x1x4xf32>)
+  return %y : tensor<3x2x1x4xf32>
+}
+
+// -----
+
+func.func @lstm_peepholes(%x: tensor<2x1x3xf32>, %w: tensor<1x16x3xf32>, %r: tensor<1x16x4xf32>, %p: tensor<1x8xf32>) -> tensor<2x1x1x4xf32> {
+  %none = amp.none
+  // expected-error @+2 {{P must be [num_directions, 3*hidden_size] = [1, 12], not [1, 8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %h, %c = amp.lstm %x, %w, %r, %none, %none, %none, %none, %p : (tensor<2x1x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>, none, none, none, none, tensor<1x8xf32>) -> (tensor<2x1x1x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>)
+  return %y : tensor<2x1x1x4xf32>
+}
+
+// -----
+
+func.func @lstm_initial_c_type(%x: tensor<2x1x3xf32>, %w: tensor<1x16x3xf32>, %r: tensor<1x16x4xf32>, %c0: tensor<1x1x4xf16>) -> tensor<2x1x1x4xf32> {
+  %none = amp.none
+  // expected-error @+2 {{initial_c has element type f16 but X has f32}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %h, %c = amp.lstm %x, %w, %r, %none, %none, %none, %c0, %none : (tensor<2x1x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>, none, none, none, tensor<1x1x4xf16>, none) -> (tensor<2x1x1x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>)
+  return %y : tensor<2x1x1x4xf32>
+}
+
+// -----
+
+func.func @rnn_direction(%x: tensor<2x1x3xf32>, %w: tensor<1x4x3xf32>, %r: tensor<1x4x4xf32>) -> tensor<2x1x1x4xf32> {
+  %none = amp.none
+  // expected-error @+2 {{unknown direction 'backward' (forward, reverse or bidirectional)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %h = amp.rnn %x, %w, %r, %none, %none, %none {direction = "backward"} : (tensor<2x1x3xf32>, tensor<1x4x3xf32>, tensor<1x4x4xf32>, none, none, none) -> (tensor<2x1x1x4xf32>, tensor<1x1x4xf32>)
+  return %y : tensor<2x1x1x4xf32>
+}
+
+// -----
+
+func.func @rnn_layout(%x: tensor<2x1x3xf32>, %w: tensor<1x4x3xf32>, %r: tensor<1x4x4xf32>) -> tensor<2x1x1x4xf32> {
+  %none = amp.none
+  // expected-error @+2 {{layout must be 0 or 1, not 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %h = amp.rnn %x, %w, %r, %none, %none, %none {layout = 2 : i64} : (tensor<2x1x3xf32>, tensor<1x4x3xf32>, tensor<1x4x4xf32>, none, none, none) -> (tensor<2x1x1x4xf32>, tensor<1x1x4xf32>)
+  return %y : tensor<2x1x1x4xf32>
+}
+
+// -----
+
+func.func @rnn_hidden_size_zero(%x: tensor<2x1x3xf32>, %w: tensor<1x4x3xf32>, %r: tensor<1x4x4xf32>) -> tensor<2x1x1x4xf32> {
+  %none = amp.none
+  // expected-error @+2 {{hidden_size must be positive, not 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %h = amp.rnn %x, %w, %r, %none, %none, %none {hidden_size = 0 : i64} : (tensor<2x1x3xf32>, tensor<1x4x3xf32>, tensor<1x4x4xf32>, none, none, none) -> (tensor<2x1x1x4xf32>, tensor<1x1x4xf32>)
+  return %y : tensor<2x1x1x4xf32>
+}
+
+// -----
+
+func.func @lstm_clip(%x: tensor<2x1x3xf32>, %w: tensor<1x16x3xf32>, %r: tensor<1x16x4xf32>) -> tensor<2x1x1x4xf32> {
+  %none = amp.none
+  // expected-error @+2 {{clip must be positive, not -1.000000}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %h, %c = amp.lstm %x, %w, %r, %none, %none, %none, %none, %none {clip = -1.0 : f32} : (tensor<2x1x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>, none, none, none, none, none) -> (tensor<2x1x1x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>)
+  return %y : tensor<2x1x1x4xf32>
+}
+
+// -----
+
+func.func @gru_activation_name(%x: tensor<2x1x3xf32>, %w: tensor<1x12x3xf32>, %r: tensor<1x12x4xf32>) -> tensor<2x1x1x4xf32> {
+  %none = amp.none
+  // expected-error @+2 {{unknown activation 'Swish' (Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign or Softplus)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %h = amp.gru %x, %w, %r, %none, %none, %none {activations = ["Sigmoid", "Swish"]} : (tensor<2x1x3xf32>, tensor<1x12x3xf32>, tensor<1x12x4xf32>, none, none, none) -> (tensor<2x1x1x4xf32>, tensor<1x1x4xf32>)
+  return %y : tensor<2x1x1x4xf32>
+}
+
+// -----
+
+func.func @lstm_activation_count(%x: tensor<2x1x3xf32>, %w: tensor<2x16x3xf32>, %r: tensor<2x16x4xf32>) -> tensor<2x2x1x4xf32> {
+  %none = amp.none
+  // expected-error @+2 {{activations has 3 entries; expected 6 (3 per direction)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %h, %c = amp.lstm %x, %w, %r, %none, %none, %none, %none, %none {direction = "bidirectional", activations = ["Sigmoid", "Tanh", "Tanh"]} : (tensor<2x1x3xf32>, tensor<2x16x3xf32>, tensor<2x16x4xf32>, none, none, none, none, none) -> (tensor<2x2x1x4xf32>, tensor<2x1x4xf32>, tensor<2x1x4xf32>)
+  return %y : tensor<2x2x1x4xf32>
+}

@@ -909,21 +909,21 @@ class Amp_RecurrentOp<string onnxName, string mnemonic, string shapeFn,
 }
 
 def Amp_RNNOp : Amp_RecurrentOp<"RNN", "rnn",
-    "inferRecurrent(ctx, adaptor.getDirection(), adaptor.getHiddenSize(), "
-    "adaptor.getLayout(), inferred)", (ins), (ins),
+    "inferRecurrent(ctx, semantics::RecurrentAttrs::getRNN(adaptor), "
+    "inferred)", (ins), (ins),
     (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h)> {
   let canAccumulateInF32 = 1;
 }
 def Amp_GRUOp : Amp_RecurrentOp<"GRU", "gru",
-    "inferRecurrent(ctx, adaptor.getDirection(), adaptor.getHiddenSize(), "
-    "adaptor.getLayout(), inferred)", (ins),
+    "inferRecurrent(ctx, semantics::RecurrentAttrs::getGRU(adaptor), "
+    "inferred)", (ins),
     (ins DefaultValuedAttr<I64Attr, "0">:$linear_before_reset),
     (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h)> {
   let canAccumulateInF32 = 1;
 }
 def Amp_LSTMOp : Amp_RecurrentOp<"LSTM", "lstm",
-    "inferLSTM(ctx, adaptor.getDirection(), adaptor.getHiddenSize(), "
-    "adaptor.getLayout(), inferred)",
+    "inferRecurrent(ctx, semantics::RecurrentAttrs::getLSTM(adaptor), "
+    "inferred)",
     (ins Amp_OptTensor:$initial_c, Amp_OptTensor:$P),
     (ins DefaultValuedAttr<I64Attr, "0">:$input_forget),
     (outs Amp_FloatTensor:$Y, Amp_FloatTensor:$Y_h, Amp_FloatTensor:$Y_c)> {

@@ -22,6 +22,7 @@
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "amp/Dialect/Amp/Semantics/LinearAlgebra.h"
 #include "amp/Dialect/Amp/Semantics/Quantization.h"
+#include "amp/Dialect/Amp/Semantics/Recurrent.h"
 #include "amp/Dialect/Amp/Semantics/Reduction.h"
 #include "amp/Dialect/Amp/Semantics/Window.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -237,12 +238,9 @@ LogicalResult inferDequantizeLinear(InferenceContext &ctx,
                                     Types &results);
 LogicalResult inferDynamicQuantizeLinear(InferenceContext &ctx, Types &results);
 // Recurrent.cpp
-LogicalResult inferRecurrent(InferenceContext &ctx, StringRef direction,
-                             std::optional<int64_t> hiddenSize, int64_t layout,
+LogicalResult inferRecurrent(InferenceContext &ctx,
+                             const semantics::RecurrentAttrs &attrs,
                              Types &results);
-LogicalResult inferLSTM(InferenceContext &ctx, StringRef direction,
-                        std::optional<int64_t> hiddenSize, int64_t layout,
-                        Types &results);
 // Training.cpp
 LogicalResult inferMultiTensorUnscaleCheck(InferenceContext &ctx,
                                            Types &results);

@@ -6,41 +6,53 @@ using namespace mlir;
 using namespace mlir::amp;
 using namespace mlir::amp::shape;
 
-/// Y and Y_h of RNN/GRU/LSTM.
-LogicalResult shape::inferRecurrent(InferenceContext &ctx, StringRef direction,
-                                    std::optional<int64_t> hiddenSize,
-                                    int64_t layout, Types &results) {
+/// Y and Y_h (and LSTM's Y_c, shaped like Y_h), after checking every
+/// operand and the activations (semantics::resolveRecurrentDims).
+LogicalResult shape::inferRecurrent(InferenceContext &ctx,
+                                    const semantics::RecurrentAttrs &attrs,
+                                    Types &results) {
   auto x = requireTensor(ctx, 0);
+  auto w = requireTensor(ctx, 1);
   auto r = requireTensor(ctx, 2);
-  if (failed(x) || failed(requireTensor(ctx, 1)) || failed(r))
+  if (failed(x) || failed(w) || failed(r))
     return failure();
-  if (x->getRank() != 3 || r->getRank() != 3)
-    return ctx.emitError("recurrent ops expect 3-d X and R");
-  if (direction != "forward" && direction != "reverse" &&
-      direction != "bidirectional")
-    return ctx.emitError("unknown direction '" + direction + "'");
-  int64_t directions = direction == "bidirectional" ? 2 : 1;
-  int64_t hidden = hiddenSize.value_or(r->getDimSize(2));
-  bool batchFirst = layout == 1;
-  int64_t seq = x->getDimSize(batchFirst ? 1 : 0);
-  int64_t batch = x->getDimSize(batchFirst ? 0 : 1);
-  Type elementType = x->getElementType();
-  if (batchFirst) {
-    results.push_back(tensorOf({batch, seq, directions, hidden}, elementType));
-    results.push_back(tensorOf({batch, directions, hidden}, elementType));
-  } else {
-    results.push_back(tensorOf({seq, directions, batch, hidden}, elementType));
-    results.push_back(tensorOf({directions, batch, hidden}, elementType));
+  semantics::RecurrentShapes shapes{x->getShape(), w->getShape(),
+                                    r->getShape()};
+  auto optional = [&](unsigned i) -> std::optional<ArrayRef<int64_t>> {
+    if (i >= ctx.getNumOperands())
+      return std::nullopt;
+    if (RankedTensorType type = ctx.getTensorType(i))
+      return type.getShape();
+    return std::nullopt;
+  };
+  shapes.b = optional(3);
+  shapes.sequenceLens = optional(4);
+  shapes.initialH = optional(5);
+  bool lstm = attrs.kind == semantics::RecurrentKind::LSTM;
+  if (lstm) {
+    shapes.initialC = optional(6);
+    shapes.p = optional(7);
   }
-  return success();
-}
-
-/// LSTM adds Y_c, shaped like Y_h.
-LogicalResult shape::inferLSTM(InferenceContext &ctx, StringRef direction,
-                               std::optional<int64_t> hiddenSize,
-                               int64_t layout, Types &results) {
-  if (failed(inferRecurrent(ctx, direction, hiddenSize, layout, results)))
+  FailureOr<semantics::RecurrentDims> dims =
+      semantics::resolveRecurrentDims(attrs, shapes, ctx.getErrorFn());
+  if (failed(dims) || failed(semantics::resolveActivations(
+                          attrs, dims->directions, ctx.getErrorFn())))
     return failure();
-  results.push_back(results.back());
+  // Every float operand shares X's type (autocast converts them together).
+  Type elementType = x->getElementType();
+  static constexpr const char *kNames[] = {
+      "X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"};
+  for (unsigned i = 1; i < ctx.getNumOperands() && i < 8; ++i) {
+    RankedTensorType type = ctx.getTensorType(i);
+    if (i == 4 || !type || type.getElementType() == elementType)
+      continue;
+    return ctx.emitError(Twine(kNames[i]) + " has element type " +
+                         typeToString(type.getElementType()) + " but X has " +
+                         typeToString(elementType));
+  }
+  results.push_back(tensorOf(dims->getYShape(), elementType));
+  results.push_back(tensorOf(dims->getStateShape(), elementType));
+  if (lstm)
+    results.push_back(results.back());
   return success();
 }
