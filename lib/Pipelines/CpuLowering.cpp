@@ -44,6 +44,9 @@ void mlir::amp::buildBufferizationPipeline(OpPassManager &pm) {
   pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
+  // Loop-carried tensors may be new buffers (ONNX Loop values that change
+  // shape, growing scan outputs); the deallocation pipeline frees them.
+  bufferization.allowReturnAllocsFromLoops = true;
   bufferization.setFunctionBoundaryTypeConversion(
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));

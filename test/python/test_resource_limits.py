@@ -398,3 +398,45 @@ def test_writer_keeps_large_splats_small(amp_opt, tmp_path, dims):
         session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
         (y,) = session.run(None, {"x": np.array(1.0, np.float32)})
         assert y == np.float32(1024 * 1024 * 0.5 + 1.0), y
+
+
+def _nested_growing_loops(depth):
+    """`depth` Loops nested in each other, each carrying a value that grows
+    by one element per iteration: every level's body is imported again with
+    a dynamic type, inside every import of the level above."""
+    def level(d):
+        grow = [helper.make_node("Concat", [f"h{d}_in", "step"], [f"h{d}_out"], axis=0),
+                helper.make_node("Identity", [f"c{d}_in"], [f"c{d}_out"])]
+        if d + 1 < depth:
+            grow.append(helper.make_node("Loop", ["n", "", f"h{d}_out"], [f"inner{d}"],
+                                         body=level(d + 1)))
+        else:
+            grow.append(helper.make_node("Identity", [f"h{d}_out"], [f"inner{d}"]))
+        return helper.make_graph(
+            grow, f"body{d}",
+            [helper.make_tensor_value_info(f"i{d}", TensorProto.INT64, []),
+             helper.make_tensor_value_info(f"c{d}_in", TensorProto.BOOL, []),
+             helper.make_tensor_value_info(f"h{d}_in", TensorProto.FLOAT, None)],
+            [helper.make_tensor_value_info(f"c{d}_out", TensorProto.BOOL, []),
+             helper.make_tensor_value_info(f"inner{d}", TensorProto.FLOAT, None)])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["n", "", "h0"], ["h"], body=level(0))], "g",
+        [helper.make_tensor_value_info("n", TensorProto.INT64, []),
+         helper.make_tensor_value_info("h0", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("h", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.ones(1, np.float32), "step")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                             ir_version=8)
+
+
+def test_cap_nodes_counts_loop_bodies_imported_again(amp_opt, tmp_path):
+    """Nested loops whose carried values change shape import their bodies
+    again; those imports count against --amp-max-nodes, so a deep nest
+    cannot multiply them without bound."""
+    path = save(_nested_growing_loops(3), tmp_path)
+    proc = run_tool(amp_opt.path, path, "-o", tmp_path / "ok.mlir")
+    assert proc.returncode == 0, describe_failure(proc)
+    deep = save(_nested_growing_loops(20), tmp_path, "deep.onnx")
+    expect_clean_error(amp_opt.path, deep, "importing again the bodies of loops whose "
+                       "carried values change shape passes 200 nodes", "--amp-max-nodes",
+                       flags=["--amp-max-nodes=200"])

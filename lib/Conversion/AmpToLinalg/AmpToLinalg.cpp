@@ -152,7 +152,10 @@ struct ConvertAmpToLinalgPass
     populateGridSamplePatterns(converter, patterns);
     populateDataDependentPatterns(converter, patterns);
     populateLinearAlgebraPatterns(converter, patterns);
-    populateRecurrentPatterns(converter, patterns);
+    if (hostLoops) {
+      populateRecurrentPatterns(converter, patterns);
+      populateControlFlowPatterns(converter, patterns);
+    }
     populateQuantizationPatterns(converter, patterns);
 
     // The conversion driver reports an op without a lowering as "failed to
@@ -191,10 +194,15 @@ struct ConvertAmpToLinalgPass
         for (const OnnxOpName &entry : getOnnxOpNames())
           if (entry.operationName == failure.opName)
             onnxName = entry.onnxName;
-        emitError(failure.loc)
-            << "ONNX " << onnxName
-            << " is not lowerable to the CPU backend yet (amp-run cannot run "
-               "this model; docs/CpuBackend.md lists the lowered operators)";
+        if (hostLoops)
+          emitError(failure.loc)
+              << "ONNX " << onnxName << " is not lowerable to " << targetName
+              << " yet (amp-run cannot run this model; docs/CpuBackend.md "
+                 "lists the lowered operators)";
+        else
+          emitError(failure.loc)
+              << "ONNX " << onnxName << " is not lowerable to " << targetName
+              << " yet (docs/CudaBackend.md lists what it runs)";
       }
       if (unlowered.empty() && explained.empty())
         module.emitError("convert-amp-to-linalg failed");

@@ -151,6 +151,33 @@ Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
                                    dynamicSizes);
 }
 
+Value extractAlongAxis(OpBuilder &b, Location loc, Value tensor, int64_t axis,
+                       OpFoldResult index) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, tensor);
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+      strides(rank, b.getIndexAttr(1));
+  offsets[axis] = index;
+  sizes[axis] = b.getIndexAttr(1);
+  SmallVector<int64_t> shape(type.getShape());
+  shape.erase(shape.begin() + axis);
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  return b.create<tensor::ExtractSliceOp>(loc, resultType, tensor, offsets,
+                                          sizes, strides);
+}
+
+Value insertAlongAxis(OpBuilder &b, Location loc, Value slice, Value dest,
+                      int64_t axis, OpFoldResult index) {
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, slice);
+  sizes.insert(sizes.begin() + axis, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> offsets(sizes.size(), b.getIndexAttr(0)),
+      strides(sizes.size(), b.getIndexAttr(1));
+  offsets[axis] = index;
+  return b.create<tensor::InsertSliceOp>(loc, slice, dest, offsets, sizes,
+                                         strides);
+}
+
 Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
                    ArrayRef<OpFoldResult> sizes, Value value) {
   Value empty = emptyTensor(b, loc, type, sizes);

@@ -71,6 +71,14 @@ Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
 /// gives the dynamic result sizes.
 Value reshapeTensor(OpBuilder &b, Location loc, Value source,
                     RankedTensorType type, ArrayRef<OpFoldResult> sizes);
+/// tensor[..., index, ...] along `axis`, without that dimension (a
+/// rank-reducing extract_slice).
+Value extractAlongAxis(OpBuilder &b, Location loc, Value tensor, int64_t axis,
+                       OpFoldResult index);
+/// Inserts `slice` (rank r) into `dest` (rank r + 1) at `index` along
+/// `axis` (a rank-reducing insert_slice).
+Value insertAlongAxis(OpBuilder &b, Location loc, Value slice, Value dest,
+                      int64_t axis, OpFoldResult index);
 /// Inserts unit dimensions so that a reduced tensor keeps its rank.
 Value keepDims(OpBuilder &b, Location loc, Value reduced, int64_t rank,
                ArrayRef<int64_t> axes);
@@ -291,6 +299,8 @@ Value buildSoftmax(OpBuilder &b, Location loc, Value input, int64_t axis,
 // Patterns: one function per op family, each in the file of that name
 //===----------------------------------------------------------------------===//
 
+void populateControlFlowPatterns(TypeConverter &converter,
+                                 RewritePatternSet &patterns);
 void populateConvPatterns(TypeConverter &converter,
                           RewritePatternSet &patterns);
 void populateElementwisePatterns(TypeConverter &converter,

@@ -118,59 +118,20 @@ Value transposeTensor(OpBuilder &b, Location loc, Value value,
   return b.create<linalg::TransposeOp>(loc, value, init, perm)->getResult(0);
 }
 
-/// value[index, ...] without the leading dimension (a direction's weights
-/// or state).
-Value sliceLeading(OpBuilder &b, Location loc, Value value, int64_t index) {
+/// Entries [first, first + count) of a 2-d tensor along `dim` (dim 0: a
+/// block of gates of R; dim 1: one gate's columns of H x R^T).
+Value sliceBlock(OpBuilder &b, Location loc, Value value, int64_t dim,
+                 int64_t first, int64_t count) {
   RankedTensorType type = tensorType(value);
   SmallVector<OpFoldResult> sizes = getSizes(b, loc, value);
-  int64_t rank = type.getRank();
-  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
-      strides(rank, b.getIndexAttr(1));
-  offsets[0] = b.getIndexAttr(index);
-  sizes[0] = b.getIndexAttr(1);
-  auto resultType = RankedTensorType::get(type.getShape().drop_front(),
-                                          type.getElementType());
-  return b.create<tensor::ExtractSliceOp>(loc, resultType, value, offsets,
-                                          sizes, strides);
-}
-
-/// Rows [first, first + count) of a 2-d tensor (a block of gates of R).
-Value sliceRows(OpBuilder &b, Location loc, Value value, int64_t first,
-                int64_t count) {
-  RankedTensorType type = tensorType(value);
-  SmallVector<OpFoldResult> sizes = getSizes(b, loc, value);
-  sizes[0] = b.getIndexAttr(count);
-  auto resultType =
-      RankedTensorType::get({count, type.getDimSize(1)}, type.getElementType());
+  SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
+  SmallVector<int64_t> shape(type.getShape());
+  sizes[dim] = b.getIndexAttr(count);
+  offsets[dim] = b.getIndexAttr(first);
+  shape[dim] = count;
   return b.create<tensor::ExtractSliceOp>(
-      loc, resultType, value,
-      SmallVector<OpFoldResult>{b.getIndexAttr(first), b.getIndexAttr(0)},
+      loc, RankedTensorType::get(shape, type.getElementType()), value, offsets,
       sizes, SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
-}
-
-/// Columns [first, first + count) of a [B, N] tensor (one gate of H x R^T).
-Value sliceColumns(OpBuilder &b, Location loc, Value value, int64_t first,
-                   int64_t count) {
-  RankedTensorType type = tensorType(value);
-  SmallVector<OpFoldResult> sizes = getSizes(b, loc, value);
-  sizes[1] = b.getIndexAttr(count);
-  auto resultType =
-      RankedTensorType::get({type.getDimSize(0), count}, type.getElementType());
-  return b.create<tensor::ExtractSliceOp>(
-      loc, resultType, value,
-      SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(first)},
-      sizes, SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
-}
-
-/// Inserts `source` (rank r) into `dest` (rank r + 1) at `offsets` with a
-/// unit size in dimension `unitDim`.
-Value insertWithUnitDim(OpBuilder &b, Location loc, Value source, Value dest,
-                        ArrayRef<OpFoldResult> offsets, int64_t unitDim) {
-  SmallVector<OpFoldResult> sizes = getSizes(b, loc, source);
-  sizes.insert(sizes.begin() + unitDim, b.getIndexAttr(1));
-  SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
-  return b.create<tensor::InsertSliceOp>(loc, source, dest, offsets, sizes,
-                                         strides);
 }
 
 /// The converted operands of a recurrent op (absent ones null or none).
@@ -331,14 +292,15 @@ SmallVector<Value> RecurrentBuilder::buildStep(OpBuilder &nb, Location l,
   };
   // H x R^T: every gate, or GRU's z and r before the reset.
   int64_t columns = (resetFirst ? 2 : gates) * hidden;
-  Value recurrence = resetFirst ? sliceRows(nb, l, dir.recurrence, 0, columns)
-                                : dir.recurrence;
+  Value recurrence = resetFirst
+                         ? sliceBlock(nb, l, dir.recurrence, 0, 0, columns)
+                         : dir.recurrence;
   Value hr = buildMatmul(nb, l, h, recurrence, zerosOf(columns), true);
   // The gates' parts of H x R^T; the final generic updates H (and C) in
   // place (its outputs are the loop's own state: bufferized in place).
   SmallVector<Value> inputs;
   for (int64_t g = 0; g < columns / hidden; ++g)
-    inputs.push_back(sliceColumns(nb, l, hr, g * hidden, hidden));
+    inputs.push_back(sliceBlock(nb, l, hr, 1, g * hidden, hidden));
   auto identity = nb.getMultiDimIdentityMap(2);
   SmallVector<utils::IteratorType> parallel(2, utils::IteratorType::parallel);
   auto emptyState = [&]() {
@@ -367,7 +329,7 @@ SmallVector<Value> RecurrentBuilder::buildStep(OpBuilder &nb, Location l,
         });
     Value rh = resetH.getResult(0);
     Value rhR = buildMatmul(
-        nb, l, rh, sliceRows(nb, l, dir.recurrence, 2 * hidden, hidden),
+        nb, l, rh, sliceBlock(nb, l, dir.recurrence, 0, 2 * hidden, hidden),
         zerosOf(hidden), true);
     inputs.push_back(rhR);
   }
@@ -575,19 +537,23 @@ SmallVector<Value> RecurrentBuilder::build(const RecurrentOperands &in) {
     Direction dir;
     dir.index = d;
     dir.reverse = attrs.direction == "reverse" || d == 1;
-    Value wd = sliceLeading(b, loc, w, d);
+    Value wd = extractAlongAxis(b, loc, w, 0, b.getIndexAttr(d));
     dir.projected = buildMatmul(
         b, loc, x2d, wd,
         zeros({staticRows, gateRows}, {rows, b.getIndexAttr(gateRows)}), true);
-    dir.recurrence = sliceLeading(b, loc, r, d);
-    dir.bias = bias ? sliceLeading(b, loc, bias, d)
+    dir.recurrence = extractAlongAxis(b, loc, r, 0, b.getIndexAttr(d));
+    dir.bias = bias ? extractAlongAxis(b, loc, bias, 0, b.getIndexAttr(d))
                     : zeros({2 * gateRows}, {b.getIndexAttr(2 * gateRows)});
-    dir.peepholes = peepholes ? sliceLeading(b, loc, peepholes, d) : Value();
-    SmallVector<Value> init = {initialH ? sliceLeading(b, loc, initialH, d)
-                                        : zeros(stateShape, stateSizes)};
+    dir.peepholes =
+        peepholes ? extractAlongAxis(b, loc, peepholes, 0, b.getIndexAttr(d))
+                  : Value();
+    SmallVector<Value> init = {
+        initialH ? extractAlongAxis(b, loc, initialH, 0, b.getIndexAttr(d))
+                 : zeros(stateShape, stateSizes)};
     if (lstm)
-      init.push_back(initialC ? sliceLeading(b, loc, initialC, d)
-                              : zeros(stateShape, stateSizes));
+      init.push_back(
+          initialC ? extractAlongAxis(b, loc, initialC, 0, b.getIndexAttr(d))
+                   : zeros(stateShape, stateSizes));
     init.push_back(emptyTensor(
         b, loc, RankedTensorType::get({staticT, staticB, hidden}, work),
         {xSizes[0], xSizes[1], b.getIndexAttr(hidden)}));
@@ -596,25 +562,17 @@ SmallVector<Value> RecurrentBuilder::build(const RecurrentOperands &in) {
         [&](OpBuilder &lb, Location l, Value step, ValueRange state) {
           SmallVector<Value> next = buildStep(lb, l, step, dir, state);
           Value steps = state.back();
-          SmallVector<OpFoldResult> offsets = {step, lb.getIndexAttr(0),
-                                               lb.getIndexAttr(0)};
-          next.back() =
-              insertWithUnitDim(lb, l, next.back(), steps, offsets, 0);
+          next.back() = insertAlongAxis(lb, l, next.back(), steps, 0, step);
           lb.create<scf::YieldOp>(l, next);
         });
     Value steps = loop.getResults().back();
     Value outputs = dir.reverse ? toTimeOrder(steps, dir) : steps;
-    y = insertWithUnitDim(b, loc, outputs, y,
-                          {b.getIndexAttr(0), b.getIndexAttr(d),
-                           b.getIndexAttr(0), b.getIndexAttr(0)},
-                          1);
-    SmallVector<OpFoldResult> stateOffsets = {
-        b.getIndexAttr(d), b.getIndexAttr(0), b.getIndexAttr(0)};
-    yH = insertWithUnitDim(b, loc, zeroEmptySequences(loop.getResult(0)), yH,
-                           stateOffsets, 0);
+    y = insertAlongAxis(b, loc, outputs, y, 1, b.getIndexAttr(d));
+    yH = insertAlongAxis(b, loc, zeroEmptySequences(loop.getResult(0)), yH, 0,
+                         b.getIndexAttr(d));
     if (lstm)
-      yC = insertWithUnitDim(b, loc, zeroEmptySequences(loop.getResult(1)), yC,
-                             stateOffsets, 0);
+      yC = insertAlongAxis(b, loc, zeroEmptySequences(loop.getResult(1)), yC, 0,
+                           b.getIndexAttr(d));
   }
   SmallVector<Value> results = {y, yH};
   if (lstm)

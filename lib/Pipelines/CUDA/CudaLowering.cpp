@@ -41,6 +41,10 @@ static void buildCudaLaunchPipeline(OpPassManager &pm,
   // The artifact's schedule has no host calls: indices are clamped but
   // not reported (docs/CudaBackend.md).
   lowering.runtimeChecks = false;
+  // No host-side loops in the artifact's schedule yet: If/Loop/Scan and the
+  // recurrent ops are refused by name.
+  lowering.hostLoops = false;
+  lowering.targetName = "the CUDA target";
   pm.addPass(createAmpDecompose()); // function ops (Attention)
   pm.addPass(createConvertAmpToLinalg(lowering));
   pm.addPass(createCanonicalizerPass());

@@ -16,9 +16,10 @@
 
 #include "ONNXImporterInternal.h"
 #include "ONNXOpsetUpgrade.h"
-#include "ONNXVersionRules.h"
 #include "ONNXTensors.h"
+#include "ONNXVersionRules.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "amp/Dialect/Amp/IR/AmpShapeInference.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -132,6 +133,46 @@ private:
   ScopedDiagnosticHandler handler;
 };
 
+/// Where a control-flow op's loop-carried values sit among its body's
+/// arguments and yielded values (count 0: none, or not a loop).
+struct CarriedValues {
+  int64_t count = 0;
+  size_t firstArgument = 0, firstYield = 0;
+};
+
+CarriedValues getCarriedValues(const onnx_import::PendingOp &op) {
+  CarriedValues carried;
+  if (op.opType == "Loop" && op.operands.size() >= 2) {
+    // (iteration, condition, carried...) -> (condition, carried, scans...)
+    carried.count = static_cast<int64_t>(op.operands.size()) - 2;
+    carried.firstArgument = 2;
+    carried.firstYield = 1;
+  } else if (op.opType == "Scan") {
+    auto numScanInputs =
+        dyn_cast_or_null<IntegerAttr>(op.getAttr("num_scan_inputs"));
+    if (numScanInputs)
+      carried.count = std::max<int64_t>(
+          0, static_cast<int64_t>(op.operands.size()) - numScanInputs.getInt());
+  }
+  return carried;
+}
+
+/// A tensor type of `type`'s rank and element type with every size dynamic.
+Type anyShapeLike(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return RankedTensorType::get(
+      SmallVector<int64_t>(tensor.getRank(), ShapedType::kDynamic),
+      tensor.getElementType());
+}
+
+} // namespace
+
+static const onnx::NodeProto *walkNodes(const onnx::GraphProto &graph,
+                                        int64_t depth, int64_t maxDepth,
+                                        int64_t maxNodes, int64_t &nodes);
+
+namespace {
+
 class ONNXImporter {
 public:
   ONNXImporter(MLIRContext *context, StringRef path,
@@ -193,6 +234,8 @@ private:
   std::string modelDir;
   ONNXImportOptions options;
   uint64_t initializerBytes = 0;
+  /// Nodes of loop bodies imported again (see importNode).
+  int64_t reimportedNodes = 0;
   Location fileLoc;
   int64_t opset = 0;
   llvm::StringMap<int64_t> domainOpsets;
@@ -685,19 +728,62 @@ LogicalResult ONNXImporter::importNode(onnx::NodeProto &node, NodeContext &ctx,
         getSubgraphArgumentTypes(pending, ctx, graphAttr->g());
     if (failed(argumentTypes))
       return failure();
+    // Loop-carried values (Loop, Scan states) may change shape between
+    // iterations: the body is imported with the initial values' types and,
+    // when it yields another shape for one, imported again with the two
+    // joined (dynamic where they differ), from a copy of the subgraph (an
+    // import moves tensor data out of the proto). From the second round on
+    // a widened value is fully dynamic, so the third import is the last.
+    CarriedValues carried = getCarriedValues(pending);
+    std::optional<onnx::GraphProto> pristine;
+    if (carried.count > 0)
+      pristine = graphAttr->g();
+    uint64_t bytesBefore = initializerBytes;
     Region *region = state.addRegion();
-    Block *body = new Block();
-    region->push_back(body);
-    Scope inner(&scope);
-    SmallVector<Value> yielded;
     std::string innerPath = ctx.graphPath + "/" + ctx.name + "." +
                             regionName.str();
-    if (failed(importGraph(*graphAttr->mutable_g(), *body, inner, innerPath,
-                           *argumentTypes, /*isMain=*/false, yielded)))
-      return failure();
-    OpBuilder bodyBuilder(context);
-    bodyBuilder.setInsertionPointToEnd(body);
-    bodyBuilder.create<YieldOp>(ctx.loc, yielded);
+    for (int round = 0;; ++round) {
+      Block *body = new Block();
+      region->push_back(body);
+      Scope inner(&scope);
+      SmallVector<Value> yielded;
+      if (failed(importGraph(*graphAttr->mutable_g(), *body, inner, innerPath,
+                             *argumentTypes, /*isMain=*/false, yielded)))
+        return failure();
+      OpBuilder bodyBuilder(context);
+      bodyBuilder.setInsertionPointToEnd(body);
+      bodyBuilder.create<YieldOp>(ctx.loc, yielded);
+      bool widened = false;
+      for (int64_t i = 0; i < carried.count; ++i) {
+        size_t argument = carried.firstArgument + i;
+        size_t output = carried.firstYield + i;
+        if (argument >= argumentTypes->size() || output >= yielded.size())
+          break;
+        Type &type = (*argumentTypes)[argument];
+        Type joined = shape::joinTensorTypes(type, yielded[output].getType());
+        if (!joined || joined == type)
+          continue;
+        type = round > 0 ? anyShapeLike(joined) : joined;
+        widened = true;
+      }
+      if (!widened)
+        break;
+      // Every import again counts against the node limit (nested loops
+      // would otherwise multiply their imports).
+      int64_t nodes = 0;
+      walkNodes(*pristine, 0, options.limits.maxSubgraphDepth,
+                options.limits.maxNodes, nodes);
+      reimportedNodes += nodes;
+      if (reimportedNodes > options.limits.maxNodes)
+        return ctx.fail("importing again the bodies of loops whose carried "
+                        "values change shape passes " +
+                        llvm::Twine(options.limits.maxNodes) +
+                        " nodes (--amp-max-nodes)");
+      body->dropAllReferences();
+      region->getBlocks().clear();
+      *graphAttr->mutable_g() = *pristine;
+      initializerBytes = bytesBefore;
+    }
   }
   for (const onnx::AttributeProto &attr : node.attribute())
     if (attr.type() == onnx::AttributeProto::GRAPH &&

@@ -47,6 +47,13 @@ def ConvertAmpToLinalg : Pass<"convert-amp-to-linalg", "::mlir::ModuleOp"> {
            "amp_cpu_check_failed with an id into the module's "
            "amp_linalg.runtime_checks messages (the CPU runtime reports it). "
            "Indices are clamped either way">,
+    Option<"hostLoops", "host-loops", "bool", /*default=*/"true",
+           "Lower the ops that run as sequential loops around their kernels "
+           "(If, Loop, Scan, RNN, GRU, LSTM). The CUDA target, whose "
+           "schedule has no host-side loops yet, turns it off: those ops are "
+           "then reported as not lowerable">,
+    Option<"targetName", "target-name", "std::string", /*default=*/"\"the CPU backend\"",
+           "How the messages about ops without a lowering name the target">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

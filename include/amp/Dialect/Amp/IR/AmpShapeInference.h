@@ -90,6 +90,11 @@ private:
 
 using Types = llvm::SmallVectorImpl<Type>;
 
+/// Two ranked tensor types joined: equal sizes kept, the others dynamic;
+/// null for different ranks or element types (the type of a value that
+/// may take either: If results, loop-carried values).
+Type joinTensorTypes(Type a, Type b);
+
 /// Result types are compatible when element types agree and shapes agree up
 /// to dynamic dimensions.
 bool areCompatibleTypes(TypeRange lhs, TypeRange rhs);

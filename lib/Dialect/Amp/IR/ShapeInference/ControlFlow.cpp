@@ -15,10 +15,9 @@ static FailureOr<SmallVector<Type>> yieldedTypes(InferenceContext &ctx,
   return SmallVector<Type>(terminator->getOperandTypes());
 }
 
-/// Joins two types: dimensions that differ become dynamic.
-static Type joinTypes(Type a, Type b) {
-  auto at = dyn_cast<RankedTensorType>(a);
-  auto bt = dyn_cast<RankedTensorType>(b);
+Type shape::joinTensorTypes(Type a, Type b) {
+  auto at = dyn_cast_or_null<RankedTensorType>(a);
+  auto bt = dyn_cast_or_null<RankedTensorType>(b);
   if (!at || !bt || at.getRank() != bt.getRank() ||
       at.getElementType() != bt.getElementType())
     return nullptr;
@@ -41,7 +40,7 @@ inferFromBodies(InferenceContext &ctx, std::optional<int64_t> numScanInputs,
     if (thenTypes->size() != elseTypes->size())
       return ctx.emitError("If branches yield different numbers of values");
     for (auto [a, b] : llvm::zip(*thenTypes, *elseTypes)) {
-      Type joined = joinTypes(a, b);
+      Type joined = joinTensorTypes(a, b);
       if (!joined)
         return ctx.emitError("If branches yield incompatible types " +
                              typeToString(a) + " and " + typeToString(b));
@@ -74,7 +73,7 @@ inferFromBodies(InferenceContext &ctx, std::optional<int64_t> numScanInputs,
     if (i < numStates) {
       // The carried value may change shape between iterations.
       Type initial = ctx.getOperands()[isScan ? i : i + 2].getType();
-      Type joined = joinTypes(initial, tensor);
+      Type joined = joinTensorTypes(initial, tensor);
       if (!joined)
         return ctx.emitError("loop-carried value #" + llvm::Twine(i) +
                              " changes type in the body");
