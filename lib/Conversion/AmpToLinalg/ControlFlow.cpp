@@ -65,28 +65,24 @@ Value castTo(OpBuilder &b, Location loc, Value value, Type type) {
 Value readSingleElement(OpBuilder &b, Location loc, Operation *op, Value tensor,
                         StringRef what) {
   RankedTensorType type = tensorTypeOf(tensor);
-  if (!type.hasStaticShape() && collectsRuntimeChecks(b)) {
-    Value count = b.create<arith::ConstantIndexOp>(loc, 1);
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      count = b.create<arith::MulIOp>(loc, count,
-                                      b.create<tensor::DimOp>(loc, tensor, d));
-    Value one = b.create<arith::ConstantIndexOp>(loc, 1);
-    Value bad =
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, count, one);
-    Type i64 = b.getI64Type();
-    emitRuntimeCheck(b, loc, bad, b.create<arith::IndexCastOp>(loc, i64, count),
-                     b.create<arith::IndexCastOp>(loc, i64, one),
-                     describeNode(op) + ": " + what +
-                         " holds {value} elements instead of {bound}");
-  }
   SmallVector<Value> zeros(type.getRank(),
                            b.create<arith::ConstantIndexOp>(loc, 0));
   if (type.hasStaticShape())
     return b.create<tensor::ExtractOp>(loc, tensor, zeros);
-  // An empty tensor (reported above) is not read: false / 0 meanwhile.
   Value count = b.create<arith::ConstantIndexOp>(loc, 1);
   for (OpFoldResult size : getSizes(b, loc, tensor))
     count = b.create<arith::MulIOp>(loc, count, indexValue(b, loc, size));
+  if (collectsRuntimeChecks(b)) {
+    Type i64 = b.getI64Type();
+    Value bad =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, count,
+                                b.create<arith::ConstantIndexOp>(loc, 1));
+    emitRuntimeCheck(b, loc, bad, b.create<arith::IndexCastOp>(loc, i64, count),
+                     b.create<arith::ConstantIntOp>(loc, 1, 64),
+                     describeNode(op) + ": " + what +
+                         " holds {value} elements instead of {bound}");
+  }
+  // An empty tensor (reported above) is not read: false / 0 meanwhile.
   Value empty =
       b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, count,
                               b.create<arith::ConstantIndexOp>(loc, 0));
@@ -316,7 +312,9 @@ struct ScanOpLowering : public OpConversionPattern<ScanOp> {
     Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
     auto loop = rewriter.create<scf::ForOp>(loc, zero, length, one, init);
     Block *loopBody = loop.getBody();
-    if (!loopBody->empty()) // a placeholder terminator
+    // The builder may have added an empty scf.yield; the body brings its
+    // own terminator.
+    if (!loopBody->empty())
       rewriter.eraseOp(&loopBody->back());
     rewriter.setInsertionPointToStart(loopBody);
     Value step = loop.getInductionVar();
