@@ -60,6 +60,23 @@ Value castTo(OpBuilder &b, Location loc, Value value, Type type) {
   return b.create<tensor::CastOp>(loc, type, value);
 }
 
+/// `cond ? thenValue() : elseValue`, where the then-value is built only when
+/// `cond` holds (an scf.if of one result).
+Value buildIfElse(OpBuilder &b, Location loc, Value cond,
+                  function_ref<Value(OpBuilder &, Location)> thenValue,
+                  Value elseValue) {
+  return b
+      .create<scf::IfOp>(
+          loc, cond,
+          [&](OpBuilder &tb, Location tl) {
+            tb.create<scf::YieldOp>(tl, thenValue(tb, tl));
+          },
+          [&](OpBuilder &eb, Location el) {
+            eb.create<scf::YieldOp>(el, elseValue);
+          })
+      .getResult(0);
+}
+
 /// The single element of a condition or trip count: a 0-d or one-element
 /// tensor; a size known only at run time is checked to be 1.
 Value readSingleElement(OpBuilder &b, Location loc, Operation *op, Value tensor,
@@ -354,17 +371,12 @@ struct ScanOpLowering : public OpConversionPattern<ScanOp> {
             loc, arith::CmpIPredicate::eq, step, zero);
         SmallVector<OpFoldResult> sizes =
             accumulatorSizes(rewriter, loc, slice, outAxes[k], length);
-        acc = rewriter
-                  .create<scf::IfOp>(
-                      loc, first,
-                      [&](OpBuilder &tb, Location tl) {
-                        tb.create<scf::YieldOp>(
-                            tl, emptyTensor(tb, tl, accType, sizes));
-                      },
-                      [&](OpBuilder &eb, Location el) {
-                        eb.create<scf::YieldOp>(el, acc);
-                      })
-                  .getResult(0);
+        acc = buildIfElse(
+            rewriter, loc, first,
+            [&](OpBuilder &tb, Location tl) {
+              return emptyTensor(tb, tl, accType, sizes);
+            },
+            acc);
       }
       Value position = outDirections[k] ? reversed : step;
       next.push_back(
@@ -499,32 +511,21 @@ struct LoopOpLowering : public OpConversionPattern<LoopOp> {
       Value capacity = rewriter.create<tensor::DimOp>(loc, acc, 0);
       Value full = rewriter.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
                                                   position, capacity);
-      acc = rewriter
-                .create<scf::IfOp>(
-                    loc, full,
-                    [&](OpBuilder &tb, Location tl) {
-                      Value doubled = tb.create<arith::MaxSIOp>(
-                          tl,
-                          tb.create<arith::MulIOp>(
-                              tl, capacity,
-                              tb.create<arith::ConstantIndexOp>(tl, 2)),
-                          tb.create<arith::ConstantIndexOp>(tl, 1));
-                      Value grown = emptyTensor(
-                          tb, tl, accType,
-                          accumulatorSizes(tb, tl, slice, 0, doubled));
-                      SmallVector<OpFoldResult> oldSizes =
-                          getSizes(tb, tl, acc);
-                      SmallVector<OpFoldResult> offsets(accType.getRank(),
-                                                        tb.getIndexAttr(0)),
-                          strides(accType.getRank(), tb.getIndexAttr(1));
-                      Value copied = tb.create<tensor::InsertSliceOp>(
-                          tl, acc, grown, offsets, oldSizes, strides);
-                      tb.create<scf::YieldOp>(tl, copied);
-                    },
-                    [&](OpBuilder &eb, Location el) {
-                      eb.create<scf::YieldOp>(el, acc);
-                    })
-                .getResult(0);
+      auto grow = [&](OpBuilder &tb, Location tl) -> Value {
+        Value doubled = tb.create<arith::MaxSIOp>(
+            tl,
+            tb.create<arith::MulIOp>(tl, capacity,
+                                     tb.create<arith::ConstantIndexOp>(tl, 2)),
+            tb.create<arith::ConstantIndexOp>(tl, 1));
+        Value grown = emptyTensor(tb, tl, accType,
+                                  accumulatorSizes(tb, tl, slice, 0, doubled));
+        SmallVector<OpFoldResult> offsets(accType.getRank(),
+                                          tb.getIndexAttr(0)),
+            strides(accType.getRank(), tb.getIndexAttr(1));
+        return tb.create<tensor::InsertSliceOp>(tl, acc, grown, offsets,
+                                                getSizes(tb, tl, acc), strides);
+      };
+      acc = buildIfElse(rewriter, loc, full, grow, acc);
       next.push_back(insertAlongAxis(rewriter, loc, slice, acc, 0, position));
     }
     rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, next);
