@@ -89,13 +89,15 @@ void markConv(OpBuilder &b, Operation *generic, StringRef kind,
                    b.getDenseI64ArrayAttr(dilations));
 }
 
-struct ConvOpLowering : public OpConversionPattern<ConvOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(ConvOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value x = adaptor.getX(), w = adaptor.getW();
+/// Lowers a convolution of X and W (converted operands; `bias` may be
+/// none) into `op`'s place; `convertedType` is its converted result type.
+/// X and W have the accumulator's type or are converted to it.
+struct ConvolutionLowering {
+  static LogicalResult lower(Operation *op, Value x, Value w, Value bias,
+                             const semantics::WindowAttrs &attrs,
+                             RankedTensorType convertedType,
+                             ConversionPatternRewriter &rewriter) {
+    Location loc = op->getLoc();
     auto xType = cast<RankedTensorType>(x.getType());
     auto wType = cast<RankedTensorType>(w.getType());
     int64_t spatial = xType.getRank() - 2;
@@ -104,15 +106,12 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
     if (!wType.hasStaticShape())
       return notLowerable(op, "weights with a dynamic shape");
     SmallVector<int64_t> kernel(wType.getShape().drop_front(2));
-    auto window = resolveWindowForLowering(
-        op, semantics::WindowAttrs::getConv(op), xType, kernel);
+    auto window = resolveWindowForLowering(op, attrs, xType, kernel);
     if (failed(window))
       return failure();
     SmallVector<int64_t> strides = window->strides;
     SmallVector<int64_t> dilations = window->dilations;
-    RankedTensorType convertedType =
-        convertedResultType(getTypeConverter(), op);
-    int64_t groups = op.getGroup();
+    int64_t groups = attrs.group;
     // The channel counts follow from the weights (C = W.dim1 * group,
     // M = W.dim0) even where shape inference lost them.
     if (xType.isDynamicDim(1)) {
@@ -160,7 +159,7 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
                    constantScalar(rewriter, loc, acc, 0));
     // Output initialised with the bias (or zeros); the conv accumulates.
     auto accType = resultType.clone(acc);
-    Value init = buildConvInit(rewriter, loc, adaptor.getB(), accType, outSizes,
+    Value init = buildConvInit(rewriter, loc, bias, accType, outSizes,
                                wType.getDimSize(0));
     Value result =
         buildConv(rewriter, loc, padded, w, init, strides, dilations, groups);
@@ -222,6 +221,72 @@ struct ConvOpLowering : public OpConversionPattern<ConvOp> {
     if (grouped)
       result = reshapeTensor(b, loc, result, outType, getSizes(b, loc, init));
     return result;
+  }
+};
+
+struct ConvOpLowering : public OpConversionPattern<ConvOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    return ConvolutionLowering::lower(
+        op, adaptor.getX(), adaptor.getW(), adaptor.getB(),
+        semantics::WindowAttrs::getConv(op),
+        convertedResultType(getTypeConverter(), op), rewriter);
+  }
+};
+
+/// `v` - `zeroPoint` in int32 (8-bit operands of either signedness): the
+/// zero point is one element (per tensor) or, along `axis`, one per index.
+Value subtractZeroPoint(OpBuilder &b, Location loc, Value v, Type vType,
+                        Value zeroPoint, Type zeroPointType, int64_t axis) {
+  Type i32 = b.getI32Type();
+  auto type = cast<RankedTensorType>(v.getType());
+  bool vUnsigned = isUnsignedInt(vType);
+  if (isNone(zeroPoint))
+    return buildElementwise(
+        b, loc, {v}, type.clone(i32),
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          return convertScalar(nb, l, args[0], i32, vUnsigned, false);
+        },
+        false, getSizes(b, loc, v));
+  auto zpType = cast<RankedTensorType>(zeroPoint.getType());
+  // One element: a scalar; else [size] along `axis` of v's rank.
+  SmallVector<int64_t> shape;
+  if (zpType.getNumElements() != 1) {
+    shape.assign(type.getRank() - axis, 1);
+    shape[0] = zpType.getDimSize(0);
+  }
+  Value shaped = reshapeTensor(b, loc, zeroPoint, zpType.clone(shape),
+                               getSizes(b, loc, zeroPoint));
+  bool zpUnsigned = isUnsignedInt(zeroPointType);
+  return buildElementwise(
+      b, loc, {v, shaped}, type.clone(i32),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        return nb.create<arith::SubIOp>(
+            l, convertScalar(nb, l, args[0], i32, vUnsigned, false),
+            convertScalar(nb, l, args[1], i32, zpUnsigned, false));
+      },
+      false, getSizes(b, loc, v));
+}
+
+/// ConvInteger: the zero points subtracted in int32, then the int32
+/// convolution (the same generic as Conv, accumulating in int32).
+struct ConvIntegerOpLowering : public OpConversionPattern<ConvIntegerOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvIntegerOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = subtractZeroPoint(
+        rewriter, loc, adaptor.getX(), getElementTypeOrSelf(op.getX()),
+        adaptor.getXZeroPoint(), getElementTypeOrSelf(op.getXZeroPoint()), 0);
+    Value w = subtractZeroPoint(
+        rewriter, loc, adaptor.getW(), getElementTypeOrSelf(op.getW()),
+        adaptor.getWZeroPoint(), getElementTypeOrSelf(op.getWZeroPoint()), 0);
+    return ConvolutionLowering::lower(
+        op, x, w, /*bias=*/Value(), semantics::WindowAttrs::getConv(op),
+        convertedResultType(getTypeConverter(), op), rewriter);
   }
 };
 
@@ -500,7 +565,7 @@ struct ConvTransposeOpLowering : public OpConversionPattern<ConvTransposeOp> {
     Value init = buildConvInit(b, loc, bias, accType, outSizes,
                                perGroupOut * groups);
     SmallVector<int64_t> unitStrides(spatial, 1);
-    Value result = ConvOpLowering::buildConv(
+    Value result = ConvolutionLowering::buildConv(
         b, loc, padded, flipped, init, unitStrides, dilations, groups);
     return result;
   }
@@ -572,8 +637,8 @@ struct ConvTransposeOpLowering : public OpConversionPattern<ConvTransposeOp> {
           return nb.create<tensor::ExtractOp>(l, w, at);
         });
     SmallVector<int64_t> unitStrides(spatial, 1);
-    return ConvOpLowering::buildConv(b, loc, input, kernel, init, unitStrides,
-                                     dilations, groups);
+    return ConvolutionLowering::buildConv(b, loc, input, kernel, init,
+                                          unitStrides, dilations, groups);
   }
 };
 
@@ -697,7 +762,7 @@ struct ConvWeightGradOpLowering
 
 void populateConvPatterns(TypeConverter &converter,
                           RewritePatternSet &patterns) {
-  patterns.add<ConvOpLowering, ConvTransposeOpLowering,
+  patterns.add<ConvOpLowering, ConvIntegerOpLowering, ConvTransposeOpLowering,
                ConvWeightGradOpLowering>(converter, patterns.getContext());
 }
 

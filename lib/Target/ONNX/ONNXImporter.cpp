@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <optional>
 #include <queue>
+#include <utility>
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -64,6 +65,18 @@ std::optional<StringRef> onnx_import::lookupAmpOpName(StringRef onnxOpType) {
   return it->second;
 }
 
+/// The N in [2, 2 + sizeof...(I)) for which `n` has NOperands<N>.
+template <size_t... I>
+static std::optional<unsigned> findNOperands(RegisteredOperationName n,
+                                             std::index_sequence<I...>) {
+  std::optional<unsigned> count;
+  ((n.hasTrait<OpTrait::NOperands<I + 2>::template Impl>()
+        ? (void)(count = I + 2)
+        : (void)0),
+   ...);
+  return count;
+}
+
 /// Number of operands of an op with a fixed operand list (from its traits),
 /// or std::nullopt when the op is variadic.
 static std::optional<unsigned> getFixedOperandCount(RegisteredOperationName n) {
@@ -71,20 +84,8 @@ static std::optional<unsigned> getFixedOperandCount(RegisteredOperationName n) {
     return 0;
   if (n.hasTrait<OpTrait::OneOperand>())
     return 1;
-  std::optional<unsigned> count;
-  auto check = [&](auto index) {
-    constexpr unsigned N = decltype(index)::value;
-    if (n.hasTrait<OpTrait::NOperands<N>::template Impl>())
-      count = N;
-  };
-  check(std::integral_constant<unsigned, 2>{});
-  check(std::integral_constant<unsigned, 3>{});
-  check(std::integral_constant<unsigned, 4>{});
-  check(std::integral_constant<unsigned, 5>{});
-  check(std::integral_constant<unsigned, 6>{});
-  check(std::integral_constant<unsigned, 7>{});
-  check(std::integral_constant<unsigned, 8>{});
-  return count;
+  // Up to 15 operands: more than any ONNX operator takes.
+  return findNOperands(n, std::make_index_sequence<14>{});
 }
 
 //===----------------------------------------------------------------------===//

@@ -72,3 +72,51 @@ func.func @dequantize_blocked(%x: tensor<2x4xi8>, %s: tensor<2x2xf32>, %z: tenso
   %0 = amp.dequantize_linear %x, %s, %z {axis = 1 : i64, block_size = 2 : i64} : (tensor<2x4xi8>, tensor<2x2xf32>, tensor<2x2xi8>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
 }
+
+// -----
+
+// ConvInteger: x and w widened to i32 minus their zero points (x's per
+// tensor: unsigned extension of a ui8; w's per output channel as
+// [M, 1, 1, 1]: signed extension of an i8), then the convolution generic
+// of Conv, marked as such, accumulating in i32 (products muli, sums addi)
+// from a zero fill.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[SCALAR:.*]] = affine_map<(d0, d1, d2, d3) -> ()>
+// CHECK-DAG: #[[CHANNEL:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, 0)>
+// CHECK-LABEL: func.func @conv_integer
+// CHECK-SAME: %[[X:[^:]*]]: tensor<1x2x5x5xi8>, %[[W:[^:]*]]: tensor<3x2x3x3xi8>, %[[XZ:[^:]*]]: tensor<i8>, %[[WZ:[^:]*]]: tensor<3xi8>
+// CHECK: %[[XS:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[SCALAR]], #[[ID]]], {{.*}} ins(%[[X]], %[[XZ]] : tensor<1x2x5x5xi8>, tensor<i8>) outs(%{{.*}} : tensor<1x2x5x5xi32>)
+// CHECK: arith.extui
+// CHECK: arith.extui
+// CHECK: arith.subi
+// CHECK: %[[WZE:.*]] = tensor.expand_shape %[[WZ]] {{.*}} into tensor<3x1x1x1xi8>
+// CHECK: %[[WS:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[CHANNEL]], #[[ID]]], {{.*}} ins(%[[W]], %[[WZE]] : tensor<3x2x3x3xi8>, tensor<3x1x1x1xi8>) outs(%{{.*}} : tensor<3x2x3x3xi32>)
+// CHECK: arith.extsi
+// CHECK: arith.extsi
+// CHECK: arith.subi
+// CHECK: %[[INIT:.*]] = linalg.fill {amp_linalg.conv_init = {{.*}}} ins(%{{.*}} : i32) outs(%{{.*}} : tensor<1x3x3x3xi32>)
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[XS]], %[[WS]] : tensor<1x2x5x5xi32>, tensor<3x2x3x3xi32>) outs(%[[INIT]] : tensor<1x3x3x3xi32>) attrs = {{.*}}amp_linalg.kind = "conv"
+// CHECK: %[[P:.*]] = arith.muli
+// CHECK: arith.addi %{{.*}}, %[[P]] : i32
+// CHECK: return %[[Y]]
+func.func @conv_integer(%x: tensor<1x2x5x5xui8>, %w: tensor<3x2x3x3xi8>, %xz: tensor<ui8>, %wz: tensor<3xi8>) -> tensor<1x3x3x3xi32> {
+  %0 = amp.conv_integer %x, %w, %xz, %wz : (tensor<1x2x5x5xui8>, tensor<3x2x3x3xi8>, tensor<ui8>, tensor<3xi8>) -> tensor<1x3x3x3xi32>
+  return %0 : tensor<1x3x3x3xi32>
+}
+
+// -----
+
+// Without zero points: only widened.
+// CHECK-LABEL: func.func @conv_integer_no_zero_points
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x1x4x4xi8>) outs(%{{.*}} : tensor<1x1x4x4xi32>)
+// CHECK: arith.extsi
+// CHECK-NOT: arith.subi
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<2x1x2x2xi8>) outs(%{{.*}} : tensor<2x1x2x2xi32>)
+// CHECK: arith.extui
+// CHECK-NOT: arith.subi
+// CHECK: amp_linalg.kind = "conv"
+func.func @conv_integer_no_zero_points(%x: tensor<1x1x4x4xi8>, %w: tensor<2x1x2x2xui8>) -> tensor<1x2x3x3xi32> {
+  %none = amp.none
+  %0 = amp.conv_integer %x, %w, %none, %none : (tensor<1x1x4x4xi8>, tensor<2x1x2x2xui8>, none, none) -> tensor<1x2x3x3xi32>
+  return %0 : tensor<1x2x3x3xi32>
+}

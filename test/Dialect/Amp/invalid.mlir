@@ -602,3 +602,119 @@ func.func @lstm_activation_count(%x: tensor<2x1x3xf32>, %w: tensor<2x16x3xf32>, 
   %y, %h, %c = amp.lstm %x, %w, %r, %none, %none, %none, %none, %none {direction = "bidirectional", activations = ["Sigmoid", "Tanh", "Tanh"]} : (tensor<2x1x3xf32>, tensor<2x16x3xf32>, tensor<2x16x4xf32>, none, none, none, none, none) -> (tensor<2x2x1x4xf32>, tensor<2x1x4xf32>, tensor<2x1x4xf32>)
   return %y : tensor<2x2x1x4xf32>
 }
+
+// -----
+
+func.func @matmul_integer_zero_point_type(%a: tensor<4x5xui8>, %b: tensor<5x3xi8>, %bz: tensor<ui8>) -> tensor<4x3xi32> {
+  %none = amp.none
+  // expected-error @+2 {{MatMulInteger b_zero_point is ui8 but B is i8}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.matmul_integer %a, %b, %none, %bz : (tensor<4x5xui8>, tensor<5x3xi8>, none, tensor<ui8>) -> tensor<4x3xi32>
+  return %0 : tensor<4x3xi32>
+}
+
+// -----
+
+func.func @matmul_integer_rows(%a: tensor<4x5xui8>, %b: tensor<5x3xi8>, %az: tensor<5xui8>) -> tensor<4x3xi32> {
+  %none = amp.none
+  // expected-error @+2 {{MatMulInteger a_zero_point has 5 elements but the rows of A (its dimension -2) number 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.matmul_integer %a, %b, %az, %none : (tensor<4x5xui8>, tensor<5x3xi8>, tensor<5xui8>, none) -> tensor<4x3xi32>
+  return %0 : tensor<4x3xi32>
+}
+
+// -----
+
+func.func @matmul_integer_rank(%a: tensor<4x5xui8>, %b: tensor<5x3xi8>, %az: tensor<4x1xui8>) -> tensor<4x3xi32> {
+  %none = amp.none
+  // expected-error @+2 {{MatMulInteger a_zero_point must be a scalar or a 1-D tensor with one element per the rows of A (its dimension -2), not of shape [4, 1]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.matmul_integer %a, %b, %az, %none : (tensor<4x5xui8>, tensor<5x3xi8>, tensor<4x1xui8>, none) -> tensor<4x3xi32>
+  return %0 : tensor<4x3xi32>
+}
+
+// -----
+
+func.func @matmul_integer_columns(%a: tensor<4x5xui8>, %b: tensor<2x5x3xi8>, %bz: tensor<3x1x3xi8>) -> tensor<2x4x3xi32> {
+  %none = amp.none
+  // expected-error @+2 {{MatMulInteger b_zero_point of shape [3, 1, 3] does not fit B of shape [2, 5, 3] (per column: [N] or [..., 1, N])}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.matmul_integer %a, %b, %none, %bz : (tensor<4x5xui8>, tensor<2x5x3xi8>, none, tensor<3x1x3xi8>) -> tensor<2x4x3xi32>
+  return %0 : tensor<2x4x3xi32>
+}
+
+// -----
+
+func.func @matmul_integer_operand_type(%a: tensor<4x5xi16>, %b: tensor<5x3xi8>) -> tensor<4x3xi32> {
+  %none = amp.none
+  // expected-error @+1 {{operand #0 must be ranked tensor of 8-bit signless integer or 8-bit unsigned integer values}}
+  %0 = amp.matmul_integer %a, %b, %none, %none : (tensor<4x5xi16>, tensor<5x3xi8>, none, none) -> tensor<4x3xi32>
+  return %0 : tensor<4x3xi32>
+}
+
+// -----
+
+func.func @conv_integer_x_zero_point(%x: tensor<1x2x4x4xui8>, %w: tensor<3x2x1x1xi8>, %xz: tensor<2xui8>) -> tensor<1x3x4x4xi32> {
+  %none = amp.none
+  // expected-error @+2 {{ConvInteger x_zero_point must be a scalar (per-tensor quantization), not of shape [2]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.conv_integer %x, %w, %xz, %none : (tensor<1x2x4x4xui8>, tensor<3x2x1x1xi8>, tensor<2xui8>, none) -> tensor<1x3x4x4xi32>
+  return %0 : tensor<1x3x4x4xi32>
+}
+
+// -----
+
+func.func @conv_integer_channels(%x: tensor<1x2x4x4xui8>, %w: tensor<3x2x1x1xi8>, %wz: tensor<2xi8>) -> tensor<1x3x4x4xi32> {
+  %none = amp.none
+  // expected-error @+2 {{ConvInteger w_zero_point has 2 elements but the output channels of W (its dimension 0) number 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.conv_integer %x, %w, %none, %wz : (tensor<1x2x4x4xui8>, tensor<3x2x1x1xi8>, none, tensor<2xi8>) -> tensor<1x3x4x4xi32>
+  return %0 : tensor<1x3x4x4xi32>
+}
+
+// -----
+
+func.func @conv_integer_group(%x: tensor<1x2x4x4xui8>, %w: tensor<3x2x1x1xi8>) -> tensor<1x3x4x4xi32> {
+  %none = amp.none
+  // expected-error @+2 {{input has 2 channels but W expects 2 x group 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.conv_integer %x, %w, %none, %none {group = 2 : i64} : (tensor<1x2x4x4xui8>, tensor<3x2x1x1xi8>, none, none) -> tensor<1x3x4x4xi32>
+  return %0 : tensor<1x3x4x4xi32>
+}
+
+// -----
+
+func.func @qlinear_matmul_scale_types(%a: tensor<4x5xui8>, %as: tensor<f32>, %az: tensor<ui8>, %b: tensor<5x3xi8>, %bs: tensor<f16>, %bz: tensor<i8>, %ys: tensor<f32>, %yz: tensor<ui8>) -> tensor<4x3xui8> {
+  // expected-error @+2 {{QLinearMatMul scales must share one float type (f32 and f16)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.qlinear_matmul %a, %as, %az, %b, %bs, %bz, %ys, %yz : (tensor<4x5xui8>, tensor<f32>, tensor<ui8>, tensor<5x3xi8>, tensor<f16>, tensor<i8>, tensor<f32>, tensor<ui8>) -> tensor<4x3xui8>
+  return %0 : tensor<4x3xui8>
+}
+
+// -----
+
+func.func @qlinear_matmul_y_scale(%a: tensor<4x5xui8>, %as: tensor<f32>, %az: tensor<ui8>, %b: tensor<5x3xi8>, %bs: tensor<f32>, %bz: tensor<i8>, %ys: tensor<3xf32>, %yz: tensor<ui8>) -> tensor<4x3xui8> {
+  // expected-error @+2 {{QLinearMatMul y_scale must be a scalar (per-tensor quantization), not of shape [3]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.qlinear_matmul %a, %as, %az, %b, %bs, %bz, %ys, %yz : (tensor<4x5xui8>, tensor<f32>, tensor<ui8>, tensor<5x3xi8>, tensor<f32>, tensor<i8>, tensor<3xf32>, tensor<ui8>) -> tensor<4x3xui8>
+  return %0 : tensor<4x3xui8>
+}
+
+// -----
+
+func.func @qlinear_conv_bias(%x: tensor<1x2x4x4xui8>, %xs: tensor<f32>, %xz: tensor<ui8>, %w: tensor<3x2x1x1xi8>, %ws: tensor<f32>, %wz: tensor<i8>, %ys: tensor<f32>, %yz: tensor<ui8>, %bias: tensor<2xi32>) -> tensor<1x3x4x4xui8> {
+  // expected-error @+2 {{QLinearConv B must be 1-D with one element per output channel (3), not of shape tensor<2xi32>}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.qlinear_conv %x, %xs, %xz, %w, %ws, %wz, %ys, %yz, %bias : (tensor<1x2x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<3x2x1x1xi8>, tensor<f32>, tensor<i8>, tensor<f32>, tensor<ui8>, tensor<2xi32>) -> tensor<1x3x4x4xui8>
+  return %0 : tensor<1x3x4x4xui8>
+}
+
+// -----
+
+func.func @qlinear_conv_w_zero_point_type(%x: tensor<1x2x4x4xui8>, %xs: tensor<f32>, %xz: tensor<ui8>, %w: tensor<3x2x1x1xi8>, %ws: tensor<3xf32>, %wz: tensor<3xui8>, %ys: tensor<f32>, %yz: tensor<ui8>) -> tensor<1x3x4x4xui8> {
+  %none = amp.none
+  // expected-error @+2 {{QLinearConv w_zero_point is ui8 but w is i8}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.qlinear_conv %x, %xs, %xz, %w, %ws, %wz, %ys, %yz, %none : (tensor<1x2x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<3x2x1x1xi8>, tensor<3xf32>, tensor<3xui8>, tensor<f32>, tensor<ui8>, none) -> tensor<1x3x4x4xui8>
+  return %0 : tensor<1x3x4x4xui8>
+}

@@ -101,6 +101,73 @@ FailureOr<QuantLayout> semantics::resolveQuantLayout(
   return layout;
 }
 
+int64_t semantics::getQuantParamAxisSize(ArrayRef<int64_t> operandShape,
+                                         QuantParamScope scope) {
+  int64_t rank = operandShape.size();
+  switch (scope) {
+  case QuantParamScope::PerTensor:
+    return 1;
+  case QuantParamScope::PerRow:
+    return rank >= 2 ? operandShape[rank - 2] : 1;
+  case QuantParamScope::PerColumn:
+    return rank >= 2 ? operandShape[rank - 1] : 1;
+  case QuantParamScope::PerOutputChannel:
+    return rank >= 1 ? operandShape[0] : 1;
+  }
+  llvm_unreachable("unknown scope");
+}
+
+FailureOr<semantics::QuantParamScope> semantics::resolveQuantParam(
+    ArrayRef<int64_t> paramShape, ArrayRef<int64_t> operandShape,
+    QuantParamScope allowed, StringRef what, ErrorFn error) {
+  // One element (whatever the rank): per tensor.
+  if (llvm::all_of(paramShape, [](int64_t d) { return d == 1; }))
+    return QuantParamScope::PerTensor;
+  static constexpr const char *kAxisNames[] = {
+      "", "the rows of A (its dimension -2)",
+      "the columns of B (its dimension -1)",
+      "the output channels of W (its dimension 0)"};
+  if (allowed == QuantParamScope::PerTensor) {
+    error(what + " must be a scalar (per-tensor quantization), not of shape " +
+          shapeText(paramShape));
+    return failure();
+  }
+  int64_t want = getQuantParamAxisSize(operandShape, allowed);
+  const char *axis = kAxisNames[static_cast<int>(allowed)];
+  auto matches = [](int64_t size, int64_t expected) {
+    return ShapedType::isDynamic(size) || ShapedType::isDynamic(expected) ||
+           size == expected;
+  };
+  // Per column, onnxruntime's form too: B's rank (or less) with 1 in
+  // dimension -2, [..., 1, N], broadcasting against B like the 1-D [N].
+  int64_t rank = paramShape.size(), operandRank = operandShape.size();
+  if (allowed == QuantParamScope::PerColumn && rank >= 2 &&
+      rank <= operandRank) {
+    bool fits =
+        paramShape[rank - 2] == 1 && matches(paramShape[rank - 1], want);
+    for (int64_t i = 0; i + 2 < rank; ++i)
+      fits &= paramShape[i] == 1 ||
+              matches(paramShape[i], operandShape[operandRank - rank + i]);
+    if (fits)
+      return allowed;
+    error(what + " of shape " + shapeText(paramShape) +
+          " does not fit B of shape " + shapeText(operandShape) +
+          " (per column: [N] or [..., 1, N])");
+    return failure();
+  }
+  if (paramShape.size() != 1) {
+    error(what + " must be a scalar or a 1-D tensor with one element per " +
+          axis + ", not of shape " + shapeText(paramShape));
+    return failure();
+  }
+  if (!matches(paramShape[0], want)) {
+    error(what + " has " + Twine(paramShape[0]) + " elements but " + axis +
+          " number " + Twine(want));
+    return failure();
+  }
+  return allowed;
+}
+
 bool semantics::isFloat8Type(Type type) {
   return type.isFloat8E4M3FN() || type.isFloat8E4M3FNUZ() ||
          type.isFloat8E5M2() || type.isFloat8E5M2FNUZ();

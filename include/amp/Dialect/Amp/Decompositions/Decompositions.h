@@ -17,7 +17,8 @@ namespace amp {
 /// attached when the amp dialect loads). amp-decompose registers them
 /// itself, so a pipeline that runs it needs no other call.
 void registerAmpDecompositions(DialectRegistry &registry);
-/// DynamicQuantizeLinear (called by registerAmpDecompositions).
+/// DynamicQuantizeLinear, MatMulInteger, QLinearMatMul and QLinearConv
+/// (called by registerAmpDecompositions).
 void registerAmpQuantizationDecompositions(DialectRegistry &registry);
 
 } // namespace amp

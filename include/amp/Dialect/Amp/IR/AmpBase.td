@@ -59,6 +59,11 @@ def Amp_I64Tensor : RankedTensorOf<[I64]>;
 def Amp_OptTensor : AnyTypeOf<[Amp_Tensor, NoneType]>;
 def Amp_OptAnyTensor : AnyTypeOf<[Amp_AnyTensor, NoneType]>;
 def Amp_OptIndexTensor : AnyTypeOf<[Amp_IndexTensor, NoneType]>;
+// The 8-bit integers of the integer and QLinear ops (MatMulInteger, ...).
+def Amp_Int8Tensor : RankedTensorOf<[I8, UI8]>;
+def Amp_OptInt8Tensor : AnyTypeOf<[Amp_Int8Tensor, NoneType]>;
+def Amp_I32Tensor : RankedTensorOf<[I32]>;
+def Amp_OptI32Tensor : AnyTypeOf<[Amp_I32Tensor, NoneType]>;
 
 //===----------------------------------------------------------------------===//
 // Op base classes

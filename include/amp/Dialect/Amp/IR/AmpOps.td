@@ -883,6 +883,77 @@ def Amp_DynamicQuantizeLinearOp : Amp_PureOp<"DynamicQuantizeLinear",
                       RankedTensorOf<[UI8]>:$y_zero_point);
 }
 
+// Integer and QLinear ops: 8-bit operands with int32 accumulation
+// (Semantics/Quantization.h says where their zero points and scales apply).
+// amp.matmul_integer, amp.qlinear_matmul and amp.qlinear_conv are
+// decomposed (Decompositions/Quantization.cpp); amp.conv_integer is lowered.
+
+def Amp_MatMulIntegerOp : Amp_PureOp<"MatMulInteger", "matmul_integer",
+    "inferMatMulInteger"> {
+  let fixedTypeOperands = [0, 1, 2, 3];
+  let fixedTypeResults = [0];
+  let summary = "ONNX MatMulInteger (int32 result; per-row A and per-column "
+                "B zero points)";
+  let arguments = (ins Amp_Int8Tensor:$A, Amp_Int8Tensor:$B,
+                       Amp_OptInt8Tensor:$a_zero_point,
+                       Amp_OptInt8Tensor:$b_zero_point);
+  let results = (outs Amp_I32Tensor:$Y);
+}
+
+def Amp_ConvIntegerOp : Amp_PureOp<"ConvInteger", "conv_integer",
+    "inferConvInteger(ctx, semantics::WindowAttrs::getConv(adaptor), "
+    "inferred)"> {
+  let fixedTypeOperands = [0, 1, 2, 3];
+  let fixedTypeResults = [0];
+  let summary = "ONNX ConvInteger (int32 result; per-output-channel W zero "
+                "point)";
+  let arguments = (ins Amp_Int8Tensor:$x, Amp_Int8Tensor:$w,
+                       Amp_OptInt8Tensor:$x_zero_point,
+                       Amp_OptInt8Tensor:$w_zero_point,
+                       DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
+                       OptionalAttr<DenseI64ArrayAttr>:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$group,
+                       OptionalAttr<DenseI64ArrayAttr>:$kernel_shape,
+                       OptionalAttr<DenseI64ArrayAttr>:$pads,
+                       OptionalAttr<DenseI64ArrayAttr>:$strides);
+  let results = (outs Amp_I32Tensor:$y);
+}
+
+def Amp_QLinearMatMulOp : Amp_PureOp<"QLinearMatMul", "qlinear_matmul",
+    "inferQLinearMatMul"> {
+  let fixedTypeOperands = [0, 1, 2, 3, 4, 5, 6, 7];
+  let fixedTypeResults = [0];
+  let summary = "ONNX QLinearMatMul (int8/uint8; per-row a and per-column b "
+                "quantization)";
+  let arguments = (ins Amp_Int8Tensor:$a, Amp_FloatTensor:$a_scale,
+                       Amp_Int8Tensor:$a_zero_point, Amp_Int8Tensor:$b,
+                       Amp_FloatTensor:$b_scale, Amp_Int8Tensor:$b_zero_point,
+                       Amp_FloatTensor:$y_scale,
+                       Amp_Int8Tensor:$y_zero_point);
+  let results = (outs Amp_Int8Tensor:$y);
+}
+
+def Amp_QLinearConvOp : Amp_PureOp<"QLinearConv", "qlinear_conv",
+    "inferQLinearConv(ctx, semantics::WindowAttrs::getConv(adaptor), "
+    "inferred)"> {
+  let fixedTypeOperands = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+  let fixedTypeResults = [0];
+  let summary = "ONNX QLinearConv (int8/uint8; per-output-channel w "
+                "quantization; int32 bias)";
+  let arguments = (ins Amp_Int8Tensor:$x, Amp_FloatTensor:$x_scale,
+                       Amp_Int8Tensor:$x_zero_point, Amp_Int8Tensor:$w,
+                       Amp_FloatTensor:$w_scale, Amp_Int8Tensor:$w_zero_point,
+                       Amp_FloatTensor:$y_scale,
+                       Amp_Int8Tensor:$y_zero_point, Amp_OptI32Tensor:$B,
+                       DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
+                       OptionalAttr<DenseI64ArrayAttr>:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$group,
+                       OptionalAttr<DenseI64ArrayAttr>:$kernel_shape,
+                       OptionalAttr<DenseI64ArrayAttr>:$pads,
+                       OptionalAttr<DenseI64ArrayAttr>:$strides);
+  let results = (outs Amp_Int8Tensor:$y);
+}
+
 //===----------------------------------------------------------------------===//
 // Recurrent networks
 //===----------------------------------------------------------------------===//

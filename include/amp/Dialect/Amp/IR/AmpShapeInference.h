@@ -242,6 +242,14 @@ LogicalResult inferDequantizeLinear(InferenceContext &ctx,
                                     std::optional<Type> outputDtype,
                                     Types &results);
 LogicalResult inferDynamicQuantizeLinear(InferenceContext &ctx, Types &results);
+LogicalResult inferMatMulInteger(InferenceContext &ctx, Types &results);
+LogicalResult inferQLinearMatMul(InferenceContext &ctx, Types &results);
+LogicalResult inferConvInteger(InferenceContext &ctx,
+                               const semantics::WindowAttrs &attrs,
+                               Types &results);
+LogicalResult inferQLinearConv(InferenceContext &ctx,
+                               const semantics::WindowAttrs &attrs,
+                               Types &results);
 // Recurrent.cpp
 LogicalResult inferRecurrent(InferenceContext &ctx,
                              const semantics::RecurrentAttrs &attrs,

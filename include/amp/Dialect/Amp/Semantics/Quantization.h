@@ -52,6 +52,30 @@ resolveQuantLayout(ArrayRef<int64_t> xShape, ArrayRef<int64_t> scaleShape,
                    std::optional<ArrayRef<int64_t>> zeroPointShape,
                    const QuantAttrs &attrs, ErrorFn error);
 
+/// Where a zero point or scale of MatMulInteger, ConvInteger, QLinearMatMul
+/// or QLinearConv applies: to the whole operand (a scalar or a tensor of one
+/// element, any rank), or, where the op allows it, one per index of an axis
+/// (a 1-D tensor): the rows of A (its dimension -2), the columns of B
+/// (dimension -1) or the output channels of W (dimension 0). Per column
+/// also takes onnxruntime's form [..., 1, N] (B's rank or less, 1 in
+/// dimension -2), which broadcasts against B as [N] does.
+enum class QuantParamScope { PerTensor, PerRow, PerColumn, PerOutputChannel };
+
+/// The axis size a PerRow / PerColumn / PerOutputChannel parameter of
+/// `operandShape` must have (1 along a missing dimension: a 1-D A has one
+/// row); kDynamic when unknown.
+int64_t getQuantParamAxisSize(ArrayRef<int64_t> operandShape,
+                              QuantParamScope scope);
+
+/// Checks the shape of a zero point or scale (`what`, e.g. "b_zero_point")
+/// against the scope the op allows for it (`allowed`; PerTensor: a scalar
+/// only) and the operand's shape. Returns the scope it takes: PerTensor for
+/// one element, else `allowed` (a 1-D tensor of the axis's size).
+FailureOr<QuantParamScope> resolveQuantParam(ArrayRef<int64_t> paramShape,
+                                             ArrayRef<int64_t> operandShape,
+                                             QuantParamScope allowed,
+                                             StringRef what, ErrorFn error);
+
 /// The saturation range of a quantized integer type (int2, uint2, int4,
 /// uint4, int8, uint8, int16, uint16, int32); std::nullopt for any other
 /// type.

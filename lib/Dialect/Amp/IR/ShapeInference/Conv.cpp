@@ -7,21 +7,22 @@ using namespace mlir::amp;
 using namespace mlir::amp::shape;
 
 namespace {
-/// X and W of a convolution: tensors of one rank >= 3 and (with B) one
-/// element type; and the kernel size (kernel_shape, else W's trailing
-/// dimensions).
+/// X and W of a convolution: tensors of one rank >= 3; and the kernel size
+/// (kernel_shape, else W's trailing dimensions).
 struct ConvOperands {
   RankedTensorType x, w;
   SmallVector<int64_t> kernel;
 };
 } // namespace
 
+/// X and W of a convolution at operands `xIndex` and `wIndex`.
 static FailureOr<ConvOperands>
 getConvOperands(InferenceContext &ctx, StringRef opName,
-                const semantics::WindowAttrs &attrs) {
-  auto x = requireTensor(ctx, 0);
-  auto w = requireTensor(ctx, 1);
-  if (failed(x) || failed(w) || failed(requireSameElementTypes(ctx, 0, 3)))
+                const semantics::WindowAttrs &attrs, unsigned xIndex = 0,
+                unsigned wIndex = 1) {
+  auto x = requireTensor(ctx, xIndex);
+  auto w = requireTensor(ctx, wIndex);
+  if (failed(x) || failed(w))
     return failure();
   if (x->getRank() < 3 || w->getRank() != x->getRank())
     return (void)ctx.emitError(opName + " expects X of rank >= 3 and W of the "
@@ -32,39 +33,56 @@ getConvOperands(InferenceContext &ctx, StringRef opName,
   return ConvOperands{*x, *w, std::move(kernel)};
 }
 
-LogicalResult shape::inferConv(InferenceContext &ctx,
-                               const semantics::WindowAttrs &attrs,
-                               Types &results) {
-  auto operands = getConvOperands(ctx, "Conv", attrs);
+FailureOr<SmallVector<int64_t>>
+shape::inferConvShape(InferenceContext &ctx, StringRef opName,
+                      const semantics::WindowAttrs &attrs, unsigned xIndex,
+                      unsigned wIndex) {
+  auto operands = getConvOperands(ctx, opName, attrs, xIndex, wIndex);
   if (failed(operands))
     return failure();
   RankedTensorType x = operands->x, w = operands->w;
   int64_t group = attrs.group;
   if (group <= 0)
-    return ctx.emitError("group must be positive");
+    return (void)ctx.emitError("group must be positive"), failure();
   int64_t channels = x.getDimSize(1), filterChannels = w.getDimSize(1);
   if (!ShapedType::isDynamic(channels) &&
       !ShapedType::isDynamic(filterChannels) &&
       channels != mulDims(filterChannels, group)) // a huge group: no overflow
-    return ctx.emitError(
-        "input has " + llvm::Twine(channels) + " channels but W expects " +
-        llvm::Twine(filterChannels) + " x group " + llvm::Twine(group));
+    return (void)ctx.emitError("input has " + llvm::Twine(channels) +
+                               " channels but W expects " +
+                               llvm::Twine(filterChannels) + " x group " +
+                               llvm::Twine(group)),
+           failure();
   ArrayRef<int64_t> kernel = operands->kernel;
   if (llvm::any_of(kernel, ShapedType::isDynamic))
-    return ctx.emitError("Conv needs a static kernel shape");
+    return (void)ctx.emitError(opName + " needs a static kernel shape"),
+           failure();
   auto window = semantics::resolveWindow(attrs, x.getShape().drop_front(2),
                                          kernel, ctx.getErrorFn());
   if (failed(window))
     return failure();
   SmallVector<int64_t> shape = {x.getDimSize(0), w.getDimSize(0)};
   shape.append(window->outputSizes.begin(), window->outputSizes.end());
-  results.push_back(tensorOf(shape, x.getElementType()));
+  return shape;
+}
+
+LogicalResult shape::inferConv(InferenceContext &ctx,
+                               const semantics::WindowAttrs &attrs,
+                               Types &results) {
+  if (failed(requireSameElementTypes(ctx, 0, 3)))
+    return failure();
+  auto shape = inferConvShape(ctx, "Conv", attrs, 0, 1);
+  if (failed(shape))
+    return failure();
+  results.push_back(tensorOf(*shape, ctx.getTensorType(0).getElementType()));
   return success();
 }
 
 LogicalResult shape::inferConvTranspose(InferenceContext &ctx,
                                         const semantics::WindowAttrs &attrs,
                                         Types &results) {
+  if (failed(requireSameElementTypes(ctx, 0, 3)))
+    return failure();
   auto operands = getConvOperands(ctx, "ConvTranspose", attrs);
   if (failed(operands))
     return failure();

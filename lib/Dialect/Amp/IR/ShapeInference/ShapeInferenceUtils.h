@@ -70,6 +70,13 @@ inline LogicalResult checkContraction(InferenceContext &ctx, int64_t lhs,
   return semantics::checkContraction(lhs, rhs, ctx.getErrorFn());
 }
 
+/// The result shape of a convolution whose X and W are operands `xIndex`
+/// and `wIndex` (Conv.cpp).
+FailureOr<SmallVector<int64_t>>
+inferConvShape(InferenceContext &ctx, StringRef opName,
+               const semantics::WindowAttrs &attrs, unsigned xIndex,
+               unsigned wIndex);
+
 } // namespace mlir::amp::shape
 
 #endif // AMP_LIB_DIALECT_AMP_IR_SHAPEINFERENCE_SHAPEINFERENCEUTILS_H
