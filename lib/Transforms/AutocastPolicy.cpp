@@ -91,6 +91,12 @@ static const std::vector<DefaultEntry> &getDefaultEntries() {
        "cross-entropy losses",
        {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"}},
       {PC::Deny, "determinants span a huge range", {"Det"}},
+      {PC::Deny,
+       "box coordinates: RoiAlign's ROIs share X's type, and fp16 cannot "
+       "hold pixel coordinates past 2048 to the pixel (torchvision runs "
+       "roi_align in fp32 under autocast); NonMaxSuppression takes fp32 "
+       "only",
+       {"RoiAlign", "NonMaxSuppression"}},
       {PC::Infer,
        "normalisation or softmax: safe in low precision only with fp32 "
        "accumulation, which amp gives it (autocast and TF keep these in fp32 "

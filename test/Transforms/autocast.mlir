@@ -268,3 +268,27 @@ func.func @recurrent(%x: tensor<5x2x3xf32>, %w: tensor<1x16x3xf32>, %r: tensor<1
   %y, %h, %c = amp.lstm %x, %w, %r, %b, %l, %none, %none, %none : (tensor<5x2x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>, tensor<1x32xf32>, tensor<2xi32>, none, none, none) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
   return %y, %h : tensor<5x1x2x4xf32>, tensor<1x2x4xf32>
 }
+
+// -----
+
+// NonMaxSuppression takes fp32 boxes and scores only (ONNX's type
+// constraint): an f16 box regression is cast back to f32 once before it;
+// the Sigmoid scores, infer-class with an fp32 input, stay fp32.
+// CHECK-LABEL: func.func @nms_head
+// CHECK: %[[M:.*]] = amp.matmul {{.*}} -> tensor<8x4xf16>
+// CHECK: %[[R:.*]] = amp.reshape %[[M]], {{.*}} -> tensor<1x8x4xf16>
+// CHECK: %[[B:.*]] = amp.cast %[[R]] {to = f32} : (tensor<1x8x4xf16>) -> tensor<1x8x4xf32>
+// CHECK: %[[S:.*]] = amp.sigmoid %{{.*}} : (tensor<1x3x8xf32>) -> tensor<1x3x8xf32>
+// CHECK: amp.non_max_suppression %[[B]], %[[S]], {{.*}} : (tensor<1x8x4xf32>, tensor<1x3x8xf32>, none, none, none) -> tensor<?x3xi64>
+// BF16-LABEL: func.func @nms_head
+// BF16: amp.cast %{{.*}} {to = f32} : (tensor<1x8x4xbf16>) -> tensor<1x8x4xf32>
+// BF16: amp.non_max_suppression {{.*}} : (tensor<1x8x4xf32>, tensor<1x3x8xf32>, none, none, none)
+func.func @nms_head(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>, %logits: tensor<1x3x8xf32>) -> tensor<?x3xi64> {
+  %none = amp.none
+  %m = amp.matmul %x, %w : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %shape = amp.constant dense<[1, 8, 4]> : tensor<3xi64>
+  %boxes = amp.reshape %m, %shape : (tensor<8x4xf32>, tensor<3xi64>) -> tensor<1x8x4xf32>
+  %scores = amp.sigmoid %logits : (tensor<1x3x8xf32>) -> tensor<1x3x8xf32>
+  %0 = amp.non_max_suppression %boxes, %scores, %none, %none, %none : (tensor<1x8x4xf32>, tensor<1x3x8xf32>, none, none, none) -> tensor<?x3xi64>
+  return %0 : tensor<?x3xi64>
+}

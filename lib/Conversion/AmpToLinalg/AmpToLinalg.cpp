@@ -151,10 +151,12 @@ struct ConvertAmpToLinalgPass
     populateResizePatterns(converter, patterns);
     populateGridSamplePatterns(converter, patterns);
     populateDataDependentPatterns(converter, patterns);
+    populateRoiAlignPatterns(converter, patterns);
     populateLinearAlgebraPatterns(converter, patterns);
     if (hostLoops) {
       populateRecurrentPatterns(converter, patterns);
       populateControlFlowPatterns(converter, patterns);
+      populateDetectionPatterns(converter, patterns);
     }
     populateQuantizationPatterns(converter, patterns);
 

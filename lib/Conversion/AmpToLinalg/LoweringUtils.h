@@ -303,6 +303,10 @@ void populateControlFlowPatterns(TypeConverter &converter,
                                  RewritePatternSet &patterns);
 void populateConvPatterns(TypeConverter &converter,
                           RewritePatternSet &patterns);
+void populateDetectionPatterns(TypeConverter &converter,
+                               RewritePatternSet &patterns);
+void populateRoiAlignPatterns(TypeConverter &converter,
+                              RewritePatternSet &patterns);
 void populateElementwisePatterns(TypeConverter &converter,
                                  RewritePatternSet &patterns);
 void populateGatherPatterns(TypeConverter &converter,

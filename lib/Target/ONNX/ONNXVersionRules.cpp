@@ -284,6 +284,27 @@ static LogicalResult downgradeGridSampleModes(NodeWriter &w) {
   return success();
 }
 
+/// RoiAlign before opset 16 has no coordinate_transformation_mode and
+/// behaves as output_half_pixel (no half-pixel shift; ROIs at least 1 x 1).
+static LogicalResult upgradeRoiAlignMode(PendingOp &op, const NodeContext &,
+                                         OpBuilder &b) {
+  if (!op.getAttr("coordinate_transformation_mode"))
+    op.setAttr(b, "coordinate_transformation_mode",
+               b.getStringAttr("output_half_pixel"));
+  return success();
+}
+static LogicalResult downgradeRoiAlignMode(NodeWriter &w) {
+  const onnx::AttributeProto *mode =
+      findAttribute(w.node, "coordinate_transformation_mode");
+  if (!mode || mode->s() != "output_half_pixel")
+    return w.op->emitError()
+           << "cannot export: RoiAlign before opset 16 has no half_pixel "
+              "coordinate_transformation_mode (use --amp-export-opset=16 or "
+              "newer)";
+  removeAttribute(w.node, "coordinate_transformation_mode");
+  return success();
+}
+
 /// roi and scales are required inputs of Resize before opset 13 (empty when
 /// unused).
 static LogicalResult downgradeResizeInputs(NodeWriter &w) {
@@ -373,6 +394,7 @@ const VersionRule kVersionRules[] = {
     {"Cast", 19, nullptr, downgradeCastSaturate},
     {"GridSample", 20, upgradeGridSampleModes, downgradeGridSampleModes},
     {"GroupNormalization", 21, upgradeGroupNorm, downgradeGroupNorm},
+    {"RoiAlign", 16, upgradeRoiAlignMode, downgradeRoiAlignMode},
 };
 
 bool matchesOpType(const VersionRule &rule, StringRef opType) {

@@ -1,6 +1,7 @@
 // RUN: amp-opt %s -convert-amp-to-linalg="host-loops=false target-name='the CUDA target'" -split-input-file -verify-diagnostics
 // Without host-side loops (the CUDA target's setting), If/Loop/Scan and the
-// recurrent ops are refused by name, in the target's words.
+// recurrent ops and NonMaxSuppression are refused by name, in the
+// target's words.
 
 func.func @lstm(%x: tensor<2x1x3xf32>, %w: tensor<1x16x3xf32>, %r: tensor<1x16x4xf32>) -> tensor<2x1x1x4xf32> {
   %none = amp.none
@@ -20,4 +21,13 @@ func.func @if(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
     amp.yield %a : tensor<4xf32>
   }
   return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @nms(%boxes: tensor<1x6x4xf32>, %scores: tensor<1x2x6xf32>) -> tensor<?x3xi64> {
+  %none = amp.none
+  // expected-error@+1 {{ONNX NonMaxSuppression is not lowerable to the CUDA target yet}}
+  %0 = amp.non_max_suppression %boxes, %scores, %none, %none, %none : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, none, none, none) -> tensor<?x3xi64>
+  return %0 : tensor<?x3xi64>
 }

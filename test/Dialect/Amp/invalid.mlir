@@ -718,3 +718,117 @@ func.func @qlinear_conv_w_zero_point_type(%x: tensor<1x2x4x4xui8>, %xs: tensor<f
   %0 = amp.qlinear_conv %x, %xs, %xz, %w, %ws, %wz, %ys, %yz, %none : (tensor<1x2x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<3x2x1x1xi8>, tensor<3xf32>, tensor<3xui8>, tensor<f32>, tensor<ui8>, none) -> tensor<1x3x4x4xui8>
   return %0 : tensor<1x3x4x4xui8>
 }
+
+// -----
+
+func.func @nms_boxes_shape(%boxes: tensor<1x6x3xf32>, %scores: tensor<1x2x6xf32>) -> tensor<?x3xi64> {
+  %none = amp.none
+  // expected-error @+2 {{NonMaxSuppression boxes must be [num_batches, num_boxes, 4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.non_max_suppression %boxes, %scores, %none, %none, %none : (tensor<1x6x3xf32>, tensor<1x2x6xf32>, none, none, none) -> tensor<?x3xi64>
+  return %0 : tensor<?x3xi64>
+}
+
+// -----
+
+func.func @nms_scores_rank(%boxes: tensor<1x6x4xf32>, %scores: tensor<2x6xf32>) -> tensor<?x3xi64> {
+  %none = amp.none
+  // expected-error @+2 {{NonMaxSuppression scores must be [num_batches, num_classes, num_boxes]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.non_max_suppression %boxes, %scores, %none, %none, %none : (tensor<1x6x4xf32>, tensor<2x6xf32>, none, none, none) -> tensor<?x3xi64>
+  return %0 : tensor<?x3xi64>
+}
+
+// -----
+
+func.func @nms_batches(%boxes: tensor<2x6x4xf32>, %scores: tensor<1x2x6xf32>) -> tensor<?x3xi64> {
+  %none = amp.none
+  // expected-error @+2 {{NonMaxSuppression boxes have 2 batches but scores 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.non_max_suppression %boxes, %scores, %none, %none, %none : (tensor<2x6x4xf32>, tensor<1x2x6xf32>, none, none, none) -> tensor<?x3xi64>
+  return %0 : tensor<?x3xi64>
+}
+
+// -----
+
+func.func @nms_boxes(%boxes: tensor<1x6x4xf32>, %scores: tensor<1x2x5xf32>) -> tensor<?x3xi64> {
+  %none = amp.none
+  // expected-error @+2 {{NonMaxSuppression boxes hold 6 boxes per batch but scores score 5}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.non_max_suppression %boxes, %scores, %none, %none, %none : (tensor<1x6x4xf32>, tensor<1x2x5xf32>, none, none, none) -> tensor<?x3xi64>
+  return %0 : tensor<?x3xi64>
+}
+
+// -----
+
+func.func @nms_threshold_shape(%boxes: tensor<1x6x4xf32>, %scores: tensor<1x2x6xf32>, %iou: tensor<2xf32>) -> tensor<?x3xi64> {
+  %none = amp.none
+  // expected-error @+2 {{NonMaxSuppression iou_threshold must be a scalar or hold one element}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.non_max_suppression %boxes, %scores, %none, %iou, %none : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, none, tensor<2xf32>, none) -> tensor<?x3xi64>
+  return %0 : tensor<?x3xi64>
+}
+
+// -----
+
+func.func @nms_center_point_box(%boxes: tensor<1x6x4xf32>, %scores: tensor<1x2x6xf32>) -> tensor<?x3xi64> {
+  %none = amp.none
+  // expected-error @+2 {{NonMaxSuppression center_point_box must be 0 or 1, not 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.non_max_suppression %boxes, %scores, %none, %none, %none {center_point_box = 2 : i64} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, none, none, none) -> tensor<?x3xi64>
+  return %0 : tensor<?x3xi64>
+}
+
+// -----
+
+func.func @roi_align_mode(%x: tensor<1x2x8x8xf32>, %rois: tensor<3x4xf32>, %b: tensor<3xi64>) -> tensor<3x2x1x1xf32> {
+  // expected-error @+2 {{RoiAlign mode must be avg or max, not 'mean'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.roi_align %x, %rois, %b {mode = "mean"} : (tensor<1x2x8x8xf32>, tensor<3x4xf32>, tensor<3xi64>) -> tensor<3x2x1x1xf32>
+  return %0 : tensor<3x2x1x1xf32>
+}
+
+// -----
+
+func.func @roi_align_rois(%x: tensor<1x2x8x8xf32>, %rois: tensor<3x5xf32>, %b: tensor<3xi64>) -> tensor<3x2x1x1xf32> {
+  // expected-error @+2 {{RoiAlign rois must be [num_rois, 4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.roi_align %x, %rois, %b : (tensor<1x2x8x8xf32>, tensor<3x5xf32>, tensor<3xi64>) -> tensor<3x2x1x1xf32>
+  return %0 : tensor<3x2x1x1xf32>
+}
+
+// -----
+
+func.func @roi_align_batch_indices(%x: tensor<1x2x8x8xf32>, %rois: tensor<3x4xf32>, %b: tensor<2xi64>) -> tensor<3x2x1x1xf32> {
+  // expected-error @+2 {{RoiAlign batch_indices must be [num_rois] with rois' 3 rois}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.roi_align %x, %rois, %b : (tensor<1x2x8x8xf32>, tensor<3x4xf32>, tensor<2xi64>) -> tensor<3x2x1x1xf32>
+  return %0 : tensor<3x2x1x1xf32>
+}
+
+// -----
+
+func.func @roi_align_rank(%x: tensor<2x8x8xf32>, %rois: tensor<3x4xf32>, %b: tensor<3xi64>) -> tensor<3x2x1x1xf32> {
+  // expected-error @+2 {{RoiAlign X must be [N, C, H, W], not of rank 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.roi_align %x, %rois, %b : (tensor<2x8x8xf32>, tensor<3x4xf32>, tensor<3xi64>) -> tensor<3x2x1x1xf32>
+  return %0 : tensor<3x2x1x1xf32>
+}
+
+// -----
+
+func.func @roi_align_sizes(%x: tensor<1x2x8x8xf32>, %rois: tensor<3x4xf32>, %b: tensor<3xi64>) -> tensor<3x2x1x1xf32> {
+  // expected-error @+2 {{RoiAlign output_height and output_width must be positive, not 0 and 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.roi_align %x, %rois, %b {output_height = 0 : i64} : (tensor<1x2x8x8xf32>, tensor<3x4xf32>, tensor<3xi64>) -> tensor<3x2x1x1xf32>
+  return %0 : tensor<3x2x1x1xf32>
+}
+
+// -----
+
+func.func @roi_align_types(%x: tensor<1x2x8x8xf32>, %rois: tensor<3x4xf16>, %b: tensor<3xi64>) -> tensor<3x2x1x1xf32> {
+  // expected-error @+2 {{operands must have the same element type, got f32 and f16}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = amp.roi_align %x, %rois, %b : (tensor<1x2x8x8xf32>, tensor<3x4xf16>, tensor<3xi64>) -> tensor<3x2x1x1xf32>
+  return %0 : tensor<3x2x1x1xf32>
+}

@@ -49,7 +49,7 @@ def ConvertAmpToLinalg : Pass<"convert-amp-to-linalg", "::mlir::ModuleOp"> {
            "Indices are clamped either way">,
     Option<"hostLoops", "host-loops", "bool", /*default=*/"true",
            "Lower the ops that run as sequential loops around their kernels "
-           "(If, Loop, Scan, RNN, GRU, LSTM). The CUDA target, whose "
+           "(If, Loop, Scan, RNN, GRU, LSTM, NonMaxSuppression). The CUDA target, whose "
            "schedule has no host-side loops yet, turns it off: those ops are "
            "then reported as not lowerable">,
     Option<"targetName", "target-name", "std::string", /*default=*/"\"the CPU backend\"",

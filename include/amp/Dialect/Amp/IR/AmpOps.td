@@ -748,6 +748,41 @@ def Amp_NonZeroOp : Amp_PureOp<"NonZero", "non_zero", "inferNonZero"> {
   let results = (outs Amp_I64Tensor:$Y);
 }
 
+def Amp_NonMaxSuppressionOp : Amp_PureOp<"NonMaxSuppression",
+    "non_max_suppression",
+    "inferNonMaxSuppression(ctx, adaptor.getCenterPointBox(), inferred)"> {
+  let fixedTypeOperands = [0, 1, 2, 3, 4];
+  let fixedTypeResults = [0];
+  let summary = "ONNX NonMaxSuppression (data-dependent result size; "
+                "Semantics/Detection.h)";
+  let arguments = (ins RankedTensorOf<[F32]>:$boxes,
+                       RankedTensorOf<[F32]>:$scores,
+                       AnyTypeOf<[Amp_I64Tensor, NoneType]>:
+                           $max_output_boxes_per_class,
+                       AnyTypeOf<[RankedTensorOf<[F32]>, NoneType]>:
+                           $iou_threshold,
+                       AnyTypeOf<[RankedTensorOf<[F32]>, NoneType]>:
+                           $score_threshold,
+                       DefaultValuedAttr<I64Attr, "0">:$center_point_box);
+  let results = (outs Amp_I64Tensor:$selected_indices);
+}
+
+def Amp_RoiAlignOp : Amp_PureOp<"RoiAlign", "roi_align",
+    "inferRoiAlign(ctx, semantics::RoiAlignAttrs::get(adaptor), inferred)"> {
+  let fixedTypeOperands = [2];
+  let summary = "ONNX RoiAlign (Semantics/Detection.h)";
+  let arguments = (ins Amp_FloatTensor:$X, Amp_FloatTensor:$rois,
+                       Amp_I64Tensor:$batch_indices,
+                       DefaultValuedStrAttr<StrAttr, "half_pixel">:
+                           $coordinate_transformation_mode,
+                       DefaultValuedStrAttr<StrAttr, "avg">:$mode,
+                       DefaultValuedAttr<I64Attr, "1">:$output_height,
+                       DefaultValuedAttr<I64Attr, "1">:$output_width,
+                       DefaultValuedAttr<I64Attr, "0">:$sampling_ratio,
+                       DefaultValuedAttr<F32Attr, "1.0">:$spatial_scale);
+  let results = (outs Amp_FloatTensor:$Y);
+}
+
 def Amp_CompressOp : Amp_PureOp<"Compress", "compress",
     "inferCompress(ctx, adaptor.getAxis(), inferred)"> {
   let summary = "ONNX Compress (data-dependent result size)";

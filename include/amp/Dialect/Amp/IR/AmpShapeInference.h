@@ -20,6 +20,7 @@
 #define AMP_DIALECT_AMP_IR_AMPSHAPEINFERENCE_H
 
 #include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "amp/Dialect/Amp/Semantics/Detection.h"
 #include "amp/Dialect/Amp/Semantics/LinearAlgebra.h"
 #include "amp/Dialect/Amp/Semantics/Quantization.h"
 #include "amp/Dialect/Amp/Semantics/Recurrent.h"
@@ -204,6 +205,12 @@ LogicalResult inferGatherND(InferenceContext &ctx, int64_t batchDims,
 LogicalResult inferCompress(InferenceContext &ctx, std::optional<int64_t> axis,
                             Types &results);
 LogicalResult inferNonZero(InferenceContext &ctx, Types &results);
+// Detection.cpp
+LogicalResult inferNonMaxSuppression(InferenceContext &ctx,
+                                     int64_t centerPointBox, Types &results);
+LogicalResult inferRoiAlign(InferenceContext &ctx,
+                            const semantics::RoiAlignAttrs &attrs,
+                            Types &results);
 // TopK.cpp
 LogicalResult inferTopK(InferenceContext &ctx, int64_t axis, Types &results);
 // Generators.cpp
