@@ -237,3 +237,21 @@ def test_training_stops_at_the_step_that_meets_a_bad_index(amp_run, tmp_path):
     assert ("step 2: run-time check failed in 'train_step': node 'emb' (Gather): "
             "index 12 is outside [-10, 10)") in proc.stderr, proc.stderr
     assert not state.exists()
+
+
+@pytest.mark.parametrize("rows", [4, 6, 3])
+def test_concat_sizes_off_the_axis(amp_run, tmp_path, rows):
+    """Concat of symbolic sizes that differ off the axis at run time: an
+    error naming the node and the sizes (onnxruntime refuses it too), never
+    a write past the result; equal sizes concatenate."""
+    model = make_model([helper.make_node("Concat", ["a", "b"], ["y"], axis=1, name="cat")],
+                       [vi("a", FLOAT, ["n", 2]), vi("b", FLOAT, ["m", "k"])],
+                       [vi("y", FLOAT, ["n", None])])
+    feeds = {"a": RNG.standard_normal((4, 2)).astype(np.float32),
+             "b": RNG.standard_normal((rows, 3)).astype(np.float32)}
+    proc = run_case(amp_run, tmp_path, model, feeds)
+    if rows == 4:
+        assert proc is None
+    else:
+        expect_failure(proc, f"node 'cat' (Concat): input 1 has {rows} elements along "
+                             "dimension 0 but input 0 has 4 (only the axis 1 may differ)")

@@ -17,6 +17,39 @@ struct ConcatOpLowering : public OpConversionPattern<ConcatOp> {
     int64_t axis = normalizeAxis(op.getAxis(), rank);
     ValueRange inputs = adaptor.getInputs();
     SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, inputs[0]);
+    // Sizes off the axis that are only known at run time must agree there.
+    // The check reports a mismatch after the program returns, so the
+    // inserts below also never write past the result: each input is cut to
+    // the first input's sizes (what it writes is then discarded).
+    auto firstType = cast<RankedTensorType>(inputs[0].getType());
+    SmallVector<Value> parts(inputs.begin(), inputs.end());
+    for (auto [i, input] : llvm::enumerate(inputs)) {
+      auto inputType = cast<RankedTensorType>(input.getType());
+      bool cut = false;
+      SmallVector<OpFoldResult> kept = getSizes(rewriter, loc, input);
+      for (int64_t d = 0; i > 0 && d < rank; ++d) {
+        if (d == axis ||
+            (!firstType.isDynamicDim(d) && !inputType.isDynamicDim(d)))
+          continue;
+        Value size = rewriter.create<tensor::DimOp>(loc, input, d);
+        Value first = indexValue(rewriter, loc, sizes[d]);
+        kept[d] = rewriter.create<arith::MinUIOp>(loc, size, first).getResult();
+        cut = true;
+        emitRuntimeCheck(
+            rewriter, loc,
+            rewriter.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, size,
+                                           first),
+            size, first,
+            describeNode(op) + ": input " + std::to_string(i) + " has {value}" +
+                " elements along dimension " + std::to_string(d) +
+                " but input 0 has {bound} (only the axis " +
+                std::to_string(axis) + " may differ)");
+      }
+      if (cut)
+        parts[i] = rewriter.create<tensor::ExtractSliceOp>(
+            loc, input, SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(0)),
+            kept, SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1)));
+    }
     Value total = rewriter.create<arith::ConstantIndexOp>(loc, 0);
     for (Value input : inputs)
       total = rewriter.create<arith::AddIOp>(
@@ -24,7 +57,7 @@ struct ConcatOpLowering : public OpConversionPattern<ConcatOp> {
     sizes[axis] = total;
     Value result = emptyTensor(rewriter, loc, type, sizes);
     Value offset = rewriter.create<arith::ConstantIndexOp>(loc, 0);
-    for (Value input : inputs) {
+    for (Value input : parts) {
       SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
       offsets[axis] = offset;
       SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
