@@ -196,3 +196,16 @@ def test_export_across_the_opset_16_change(amp_opt, tmp_path):
     assert "RoiAlign before opset 16 has no half_pixel coordinate_transformation_mode" \
         in proc.stderr
     assert not out.exists()
+
+
+def test_rois_and_batch_indices_disagree_at_run_time(amp_run, tmp_path):
+    """Symbolic ROI counts that differ at run time: an error naming the
+    node, not a read past either tensor."""
+    model = roi_align_model()
+    model.graph.input[2].type.tensor_type.shape.dim[0].dim_param = "r2"
+    feeds = {"x": np.zeros((1, 1, 4, 4), np.float32),
+             "rois": np.zeros((3, 4), np.float32), "batch": np.zeros(5, np.int64)}
+    proc, _ = run_amp_on(amp_run, tmp_path, model, feeds)
+    assert proc.returncode != 0, describe(proc)
+    assert "node 'roi_align' (RoiAlign): rois has 3 rows but batch_indices 5" in proc.stderr, \
+        describe(proc)

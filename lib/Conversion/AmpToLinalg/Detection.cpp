@@ -324,8 +324,21 @@ struct RoiAlignOpLowering : public OpConversionPattern<RoiAlignOp> {
     Value width = rewriter.create<tensor::DimOp>(loc, x, 3);
     checkIndexRange(rewriter, loc, op, batchIndices, images,
                     /*allowNegative=*/false, "batch index");
+    // rois and batch_indices must have one row per ROI; when either count
+    // is only known at run time it is checked, and the result has the
+    // smaller count so that no read goes past either.
+    Value roiCount = rewriter.create<tensor::DimOp>(loc, rois, 0);
+    Value indexCount = rewriter.create<tensor::DimOp>(loc, batchIndices, 0);
+    if (cast<RankedTensorType>(rois.getType()).isDynamicDim(0) ||
+        cast<RankedTensorType>(batchIndices.getType()).isDynamicDim(0))
+      emitRuntimeCheck(rewriter, loc,
+                       rewriter.create<arith::CmpIOp>(
+                           loc, arith::CmpIPredicate::ne, roiCount, indexCount),
+                       roiCount, indexCount,
+                       describeNode(op) + ": rois has {value} rows but "
+                                          "batch_indices {bound}");
     SmallVector<OpFoldResult> sizes = {
-        rewriter.create<tensor::DimOp>(loc, batchIndices, 0).getResult(),
+        rewriter.create<arith::MinUIOp>(loc, roiCount, indexCount).getResult(),
         rewriter.create<tensor::DimOp>(loc, x, 1).getResult(),
         rewriter.getIndexAttr(attrs.outputHeight),
         rewriter.getIndexAttr(attrs.outputWidth)};
