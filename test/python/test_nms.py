@@ -138,17 +138,19 @@ def test_static_shapes_many_classes(amp_run, tmp_path):
     assert 100 < got.shape[0] <= 1000
 
 
-def test_boxes_and_scores_disagree_at_run_time(amp_run, tmp_path):
+@pytest.mark.parametrize("boxes_count,scores_count", [(8, 6), (6, 8)])
+def test_boxes_and_scores_disagree_at_run_time(amp_run, tmp_path, boxes_count, scores_count):
     """Symbolic sizes that differ only at run time: an error naming the
-    node, not a wrong answer."""
+    node, not a wrong answer or a read past the boxes."""
     model = nms_model(5, 0.5, shapes=(["b", "n", 4], ["b2", "c", "n2"]))
     model.graph.node[0].name = "nms_head"
     rng = np.random.default_rng(1)
-    feeds = {"boxes": clustered_boxes(rng, 1, 8), "scores": rng.random((1, 2, 6)).astype(np.float32)}
+    feeds = {"boxes": clustered_boxes(rng, 1, boxes_count),
+             "scores": rng.random((1, 2, scores_count)).astype(np.float32)}
     proc, _ = run_amp_on(amp_run, tmp_path, model, feeds)
     assert proc.returncode != 0, describe(proc)
-    assert "node 'nms_head' (NonMaxSuppression): boxes have 8 boxes per batch but scores 6" \
-        in proc.stderr, describe(proc)
+    assert (f"node 'nms_head' (NonMaxSuppression): boxes have {boxes_count} boxes per batch "
+            f"but scores {scores_count}") in proc.stderr, describe(proc)
 
 
 @pytest.mark.parametrize("change,message", [

@@ -110,11 +110,14 @@ struct NonMaxSuppressionOpLowering
     Value batches = rewriter.create<tensor::DimOp>(loc, scores, 0);
     Value classes = rewriter.create<tensor::DimOp>(loc, scores, 1);
     Value count = rewriter.create<tensor::DimOp>(loc, scores, 2);
-    // Sizes that shape inference could not compare are checked here.
+    // Sizes that shape inference could not compare are checked here; the
+    // loops then run over the smaller size, so that a mismatch (reported
+    // after the run) reads past neither tensor.
     std::string node = describeNode(op);
-    for (auto [dim, other, what] :
-         {std::make_tuple(0, batches, "batches"),
-          std::make_tuple(1, count, "boxes per batch")}) {
+    for (auto [dim, target, what] :
+         {std::make_tuple(0, &batches, "batches"),
+          std::make_tuple(1, &count, "boxes per batch")}) {
+      Value other = *target;
       if (!cast<RankedTensorType>(boxes.getType()).isDynamicDim(dim) &&
           !cast<RankedTensorType>(scores.getType())
                .isDynamicDim(dim == 0 ? 0 : 2))
@@ -126,6 +129,7 @@ struct NonMaxSuppressionOpLowering
                                          other),
           size, other,
           node + ": boxes have {value} " + what + " but scores {bound}");
+      *target = rewriter.create<arith::MinUIOp>(loc, size, other);
     }
     // The parameters: absent ones select nothing (max 0), suppress any
     // overlap (IoU threshold 0) and keep every score.
