@@ -25,7 +25,7 @@ XFAIL = backend_import.DEFAULT_XFAIL  # test/conformance/backend_import_xfail.tx
 MIN_ONNX_MODELS = 1884
 MIN_DEBIAN_MODELS = 932
 MIN_MODELS = 2816  # both together
-MIN_IMPORTED = 2477
+MIN_IMPORTED = 2520
 
 
 @pytest.mark.slow
