@@ -161,3 +161,21 @@ def test_squeeze_and_unsqueeze_runtime_errors(amp_run, tmp_path):
     expect_error(amp_run, tmp_path / "repeat", unsq,
                  {"x": x, "axes": np.array([1, -4], np.int64)},
                  "node 'unsq' (Unsqueeze): the axes repeat")
+
+
+@pytest.mark.parametrize("x_shape,shape", [((20, 1), (20, 20)), ((1, 20), (20, 20)),
+                                           ((5, 1, 3), (2, 5, 4, 3)), ((1, 1), (3, 1)),
+                                           ((4, 4), (4, 4))])
+def test_expand_of_run_time_sizes_that_are_1(amp_run, tmp_path, x_shape, shape):
+    """Expand of an input whose sizes are only known at run time (the
+    anchor grids of torchvision's detection models): a size that is 1 at
+    run time is broadcast to the shape's (amp returned the input unexpanded
+    before)."""
+    rank = len(x_shape)
+    model = make([helper.make_node("Expand", ["x", "s"], ["y"])],
+                 [vi("x", TensorProto.FLOAT, [f"d{i}" for i in range(rank)]),
+                  vi("s", I64, [len(shape)])],
+                 [vi("y", TensorProto.FLOAT, None)])
+    feeds = {"x": RNG.standard_normal(x_shape).astype(np.float32),
+             "s": np.array(shape, np.int64)}
+    check_against_ort(amp_run, tmp_path, model, feeds)

@@ -39,6 +39,17 @@ struct ExpandOpLowering : public OpConversionPattern<ExpandOp> {
       sizes.push_back(
           rewriter.create<arith::MaxSIOp>(loc, requested, have).getResult());
     }
+    // An input dimension of run-time size may be 1 where the shape asks
+    // for more: it is broadcast explicitly (buildElementwise takes the
+    // size of a lone input's dynamic dimension as the result's).
+    SmallVector<int64_t> dynamicDims;
+    int64_t offset = rank - inputType.getRank();
+    for (int64_t i = 0; i < inputType.getRank(); ++i)
+      if (inputType.isDynamicDim(i) && type.getDimSize(i + offset) != 1)
+        dynamicDims.push_back(i);
+    if (!dynamicDims.empty())
+      input =
+          broadcastAtRunTime(rewriter, loc, input, dynamicDims, type, sizes);
     Value result = buildElementwise(
         rewriter, loc, {input}, type,
         [](OpBuilder &, Location, ValueRange a) { return a[0]; }, false, sizes);
